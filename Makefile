@@ -1,0 +1,48 @@
+# tidemark: two commands do all the set-up: `make demo` and `make test`.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+UV_VERSION := 0.13.9
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: install system-deps test test-fast test-heavy lint typecheck demo demo-check bench clean
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q "uv==$(UV_VERSION)"
+	$(BIN)/uv pip sync --python $(BIN)/python requirements.lock
+	$(BIN)/uv pip install --python $(BIN)/python --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian packages the tests need (chromium for the browser tests, PostgreSQL 15 server
+# binaries for the catalog suite). Idempotent and skipped when present.
+system-deps:
+	bash scripts/system-deps.sh
+
+lint: install
+	$(BIN)/ruff check jobs dags ui tests benchmarks migrations
+	$(BIN)/mypy
+
+test: install system-deps
+	$(BIN)/ruff check jobs dags ui tests benchmarks migrations
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -m "not heavy" $(PYTEST_ARGS)
+
+test-heavy: install system-deps
+	$(BIN)/python -m pytest -m heavy $(PYTEST_ARGS)
+
+demo: install
+	$(BIN)/python -m jobs.demo
+
+demo-check: install
+	$(BIN)/python -m jobs.demo --check
+
+bench: install
+	$(BIN)/python benchmarks/replay_throughput.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
