@@ -32,8 +32,9 @@ test: install system-deps
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -m "not heavy" $(PYTEST_ARGS)
 
+# pytest exits 5 when no test carries the marker; that is not a failure here.
 test-heavy: install system-deps
-	$(BIN)/python -m pytest -m heavy $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m heavy $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 demo: install
 	$(BIN)/python -m jobs.demo
