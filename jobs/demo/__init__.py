@@ -1,0 +1,1 @@
+"""The `make demo` platform tour: example jobs, a realistic file generator, and the launcher."""
