@@ -1,0 +1,9 @@
+"""The vectorized fast path of the engine (numpy columnar state) for final-emission fixed
+windows. ``qualifies(defn)`` says whether a definition may use it; ``make_engine`` in
+``jobs.engine`` picks it then."""
+
+from jobs.engine.vectorized.engine import VectorizedEngine
+from jobs.engine.vectorized.qualify import qualification_problems, qualifies
+from jobs.engine.vectorized.values import Unsupported
+
+__all__ = ["Unsupported", "VectorizedEngine", "qualification_problems", "qualifies"]

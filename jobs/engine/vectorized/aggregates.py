@@ -1,0 +1,254 @@
+"""Columnar partial aggregates: one numpy array per part, one row per slice.
+
+Each aggregate knows how to fold a batch into its rows (``apply``, in arrival order so float sums
+add in the same order as the general engine's running sum), how to combine several slices into a
+window (``combine``), how to drop rows (``take``) and how to turn a row into the output value.
+Ties of ``min``/``max`` between equal values of different types (``1`` and ``1.0``) keep the
+earliest arrival, like Python's ``min``; that is why the winner's arrival number is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from jobs.engine.vectorized.values import Column, Unsupported
+
+I64 = NDArray[np.int64]
+SAFE_INT = 2**62
+
+
+class Agg(Protocol):
+    name: str
+    needs_numbers: bool
+
+    def extend(self, n: int) -> None: ...
+    def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None: ...
+    def take(self, idx: I64) -> None: ...
+    def values(self, idx: I64) -> list[Any]: ...
+    def combine(self, idx: NDArray[np.int64]) -> list[Any]: ...
+    def dump(self) -> dict[str, list[Any]]: ...
+    def load(self, d: dict[str, list[Any]]) -> None: ...
+
+
+def _cat(a: NDArray[Any], n: int, fill: Any) -> NDArray[Any]:
+    return np.concatenate([a, np.full(n, fill, dtype=a.dtype)])
+
+
+class CountAgg:
+    """``count`` (of records, or of non-null values of an expression)."""
+
+    needs_numbers = False
+
+    def __init__(self, name: str, counts_records: bool) -> None:
+        self.name = name
+        self.counts_records = counts_records
+        self.n = np.zeros(0, dtype=np.int64)
+
+    def extend(self, n: int) -> None:
+        self.n = _cat(self.n, n, 0)
+
+    def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None:
+        r = rows if col is None else rows[col.valid]
+        self.n += np.bincount(r, minlength=n_rows).astype(np.int64)
+
+    def take(self, idx: I64) -> None:
+        self.n = self.n[idx]
+
+    def values(self, idx: I64) -> list[Any]:
+        return self.n[idx].tolist()  # type: ignore[no-any-return]
+
+    def combine(self, idx: NDArray[np.int64]) -> list[Any]:
+        present = idx >= 0
+        return np.where(present, self.n[np.where(present, idx, 0)], 0).sum(axis=1).tolist()  # type: ignore[no-any-return]
+
+    def dump(self) -> dict[str, list[Any]]:
+        return {"n": self.n.tolist()}
+
+    def load(self, d: dict[str, list[Any]]) -> None:
+        self.n = np.asarray(d["n"], dtype=np.int64)
+
+
+class SumAgg:
+    """``sum`` and ``mean``: an int running sum until the first float, then a float one."""
+
+    needs_numbers = True
+
+    def __init__(self, name: str, mean: bool) -> None:
+        self.name = name
+        self.mean = mean
+        self.isum = np.zeros(0, dtype=np.int64)
+        self.fsum = np.zeros(0, dtype=np.float64)
+        self.has_float = np.zeros(0, dtype=bool)
+        self.nn = np.zeros(0, dtype=np.int64)
+
+    def extend(self, n: int) -> None:
+        self.isum = _cat(self.isum, n, 0)
+        self.fsum = _cat(self.fsum, n, 0.0)
+        self.has_float = _cat(self.has_float, n, False)
+        self.nn = _cat(self.nn, n, 0)
+
+    def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None:
+        assert col is not None
+        r = rows[col.valid]
+        self.nn += np.bincount(r, minlength=n_rows).astype(np.int64)
+        if col.any_float:
+            fl = col.is_float & col.valid
+            turning = np.zeros(n_rows, dtype=bool)
+            turning[rows[fl]] = True
+            turning &= ~self.has_float
+            self.fsum[turning] = self.isum[turning].astype(np.float64)
+            self.has_float |= turning
+        if col.all_float:
+            np.add.at(self.fsum, r, col.f[col.valid])
+            return
+        in_float = self.has_float[rows] & col.valid
+        if in_float.any():
+            np.add.at(self.fsum, rows[in_float], col.f[in_float])
+        in_int = ~self.has_float[rows] & col.valid
+        r_int = rows[in_int]
+        if len(r_int):
+            # int64 overflow cannot happen silently: bound the largest possible result first
+            bound = int(np.abs(self.isum).max(initial=0)) + col.max_abs_int * len(r_int)
+            if bound >= SAFE_INT:
+                raise Unsupported(f"aggregation {self.name!r}: integer sum may exceed 64 bits")
+            np.add.at(self.isum, r_int, col.i[in_int])
+
+    def take(self, idx: I64) -> None:
+        self.isum, self.fsum = self.isum[idx], self.fsum[idx]
+        self.has_float, self.nn = self.has_float[idx], self.nn[idx]
+
+    def _out(self, total: Any, is_float: bool, nn: int) -> Any:
+        if self.mean:
+            return None if nn == 0 else float(total) / nn if is_float else total / nn
+        return float(total) if is_float else int(total)
+
+    def values(self, idx: I64) -> list[Any]:
+        hf = self.has_float[idx].tolist()
+        fs = self.fsum[idx].tolist()
+        is_ = self.isum[idx].tolist()
+        nn = self.nn[idx].tolist()
+        return [self._out(f if h else i, h, c) for h, f, i, c in zip(hf, fs, is_, nn, strict=True)]
+
+    def combine(self, idx: NDArray[np.int64]) -> list[Any]:
+        present = idx >= 0
+        safe = np.where(present, idx, 0)
+        hf = (self.has_float[safe] & present).any(axis=1)
+        isum = np.where(present, self.isum[safe], 0)
+        nn = np.where(present, self.nn[safe], 0).sum(axis=1)
+        part = np.where(self.has_float[safe], self.fsum[safe], isum.astype(np.float64))
+        part = np.where(present, part, 0.0)
+        fsum = np.zeros(len(idx), dtype=np.float64)
+        for j in range(idx.shape[1]):  # slice order, left to right
+            fsum = fsum + part[:, j]
+        itot = isum.sum(axis=1)
+        return [
+            self._out(f if h else i, h, c)
+            for h, f, i, c in zip(hf.tolist(), fsum.tolist(), itot.tolist(), nn.tolist(), strict=True)
+        ]
+
+    def dump(self) -> dict[str, list[Any]]:
+        return {
+            "isum": self.isum.tolist(), "fsum": self.fsum.tolist(),
+            "has_float": self.has_float.tolist(), "nn": self.nn.tolist(),
+        }
+
+    def load(self, d: dict[str, list[Any]]) -> None:
+        self.isum = np.asarray(d["isum"], dtype=np.int64)
+        self.fsum = np.asarray(d["fsum"], dtype=np.float64)
+        self.has_float = np.asarray(d["has_float"], dtype=bool)
+        self.nn = np.asarray(d["nn"], dtype=np.int64)
+
+
+class ExtremeAgg:
+    """``min`` / ``max``: the value (float64, exact for |ints| <= 2**53), whether the winner was
+    an int, and the winner's arrival number (ties keep the earliest)."""
+
+    needs_numbers = True
+
+    def __init__(self, name: str, is_max: bool) -> None:
+        self.name = name
+        self.is_max = is_max
+        self.v = np.zeros(0, dtype=np.float64)
+        self.is_int = np.zeros(0, dtype=bool)
+        self.seq = np.zeros(0, dtype=np.int64)  # -1 = no value yet
+
+    def extend(self, n: int) -> None:
+        self.v = _cat(self.v, n, 0.0)
+        self.is_int = _cat(self.is_int, n, False)
+        self.seq = _cat(self.seq, n, -1)
+
+    def _better(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return np.asarray(a > b) if self.is_max else np.asarray(a < b)
+
+    def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None:
+        assert col is not None
+        if col.max_abs_int > 2**53:
+            raise Unsupported(f"aggregation {self.name!r}: integers beyond 2**53")
+        r = rows[col.valid]
+        if len(r) == 0:
+            return
+        f = col.f[col.valid]
+        s = seq[col.valid]
+        ufunc = np.maximum if self.is_max else np.minimum
+        best = np.full(n_rows, -np.inf if self.is_max else np.inf)
+        ufunc.at(best, r, f)
+        # earliest arrival among the values equal to the batch's best, per row
+        cand = f == best[r]
+        first = np.full(n_rows, np.iinfo(np.int64).max, dtype=np.int64)
+        pos = np.flatnonzero(cand)
+        np.minimum.at(first, r[pos], pos)
+        touched = first != np.iinfo(np.int64).max
+        rows_t = np.flatnonzero(touched)
+        win = first[rows_t]
+        new_v = f[win]
+        take = (self.seq[rows_t] < 0) | self._better(new_v, self.v[rows_t])
+        rows_t, win, new_v = rows_t[take], win[take], new_v[take]
+        self.v[rows_t] = new_v
+        self.seq[rows_t] = s[win]
+        self.is_int[rows_t] = ~col.is_float[col.valid][win]
+
+    def take(self, idx: I64) -> None:
+        self.v, self.is_int, self.seq = self.v[idx], self.is_int[idx], self.seq[idx]
+
+    @staticmethod
+    def _out(v: float, is_int: bool, seq: int) -> Any:
+        if seq < 0:
+            return None
+        return int(v) if is_int else v
+
+    def values(self, idx: I64) -> list[Any]:
+        return [
+            self._out(v, i, s)
+            for v, i, s in zip(
+                self.v[idx].tolist(), self.is_int[idx].tolist(), self.seq[idx].tolist(), strict=True
+            )
+        ]
+
+    def combine(self, idx: NDArray[np.int64]) -> list[Any]:
+        present = idx >= 0
+        safe = np.where(present, idx, 0)
+        has = present & (self.seq[safe] >= 0)
+        v = np.where(has, self.v[safe], -np.inf if self.is_max else np.inf)
+        best = v.max(axis=1) if self.is_max else v.min(axis=1)
+        seq = np.where(has & (v == best[:, None]), self.seq[safe], np.iinfo(np.int64).max)
+        j = seq.argmin(axis=1)
+        rows = np.arange(len(idx))
+        winner = safe[rows, j]
+        any_has = has.any(axis=1)
+        return [
+            self._out(v, i, 0 if h else -1)
+            for v, i, h in zip(
+                self.v[winner].tolist(), self.is_int[winner].tolist(), any_has.tolist(), strict=True
+            )
+        ]
+
+    def dump(self) -> dict[str, list[Any]]:
+        return {"v": self.v.tolist(), "is_int": self.is_int.tolist(), "seq": self.seq.tolist()}
+
+    def load(self, d: dict[str, list[Any]]) -> None:
+        self.v = np.asarray(d["v"], dtype=np.float64)
+        self.is_int = np.asarray(d["is_int"], dtype=bool)
+        self.seq = np.asarray(d["seq"], dtype=np.int64)

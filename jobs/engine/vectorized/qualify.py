@@ -1,0 +1,37 @@
+"""Which definitions the vectorized engine runs, and why the others do not.
+
+The fast path is exact only where a window's whole life is "collect, then emit once at
+expiry": ``emit: final`` (so accumulation mode cannot matter: a single pane is the cumulative
+one), fixed or global windows (no merging, no per-record window sets), a bounded event-time
+watermark without idle advance (no processing-time timers), and aggregates with columnar,
+mergeable partials (count, sum, min, max, mean). Anything else runs on the general engine.
+"""
+
+from __future__ import annotations
+
+from jobs.definition.model import Definition
+
+VECTORIZED_FNS = frozenset({"count", "sum", "min", "max", "mean"})
+
+
+def qualification_problems(defn: Definition) -> list[str]:
+    """Why ``defn`` cannot run vectorized (empty when it can), each naming the field."""
+    problems: list[str] = []
+    if defn.window.type not in ("tumbling", "hopping", "global"):
+        problems.append(f"window.type: {defn.window.type} is not vectorized")
+    if defn.trigger.emit != "final":
+        problems.append(f"trigger.emit: {defn.trigger.emit} is not vectorized (final only)")
+    if defn.uses_processing_time:
+        problems.append("event_time: the processing clock is not vectorized")
+    if defn.watermark.strategy != "bounded":
+        problems.append(f"watermark.strategy: {defn.watermark.strategy} is not vectorized")
+    if defn.watermark.idle_advance:
+        problems.append("watermark.idle_advance: not vectorized")
+    for a in defn.aggregations:
+        if a.fn not in VECTORIZED_FNS:
+            problems.append(f"aggregations.{a.name}: fn {a.fn} is not vectorized")
+    return problems
+
+
+def qualifies(defn: Definition) -> bool:
+    return not qualification_problems(defn)
