@@ -92,8 +92,12 @@ class LifecycleCatalog:
     def run(self, run_id: int) -> RunView:
         return run_view(self.catalog.run(run_id))
 
-    def open_migrations(self, job: str | None = None) -> list[MigrationView]:
-        return [migration_view(m) for m in self.catalog.migrations(job, unfinished=True)]
+    def migrations(self, job: str | None = None, *, limit: int = 20) -> list[MigrationView]:
+        """Newest first: every unfinished one and the ``limit`` most recent."""
+        recent = {m.id: m for m in self.catalog.migrations(job)[:limit]}
+        for m in self.catalog.migrations(job, unfinished=True):
+            recent.setdefault(m.id, m)
+        return [migration_view(m) for m in sorted(recent.values(), key=lambda m: m.id, reverse=True)]
 
     def migration(self, migration_id: int) -> MigrationInfo:
         return self.catalog.migration(migration_id)

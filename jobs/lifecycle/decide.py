@@ -98,16 +98,25 @@ Action = Start | EndDead | KillStale | Stop | Wait | ResetRestarts | FailJob | F
 def serving_version(
     job: JobView, runs: Iterable[RunView], migrations: Iterable[MigrationView]
 ) -> int | None:
-    """The version whose results consumers read right now (see the module docstring)."""
+    """The version whose results consumers read right now (see the module docstring).
+
+    ``migrations`` are all recent migrations of the job, finished ones included: a live run on
+    another store keeps serving only while no migration to the active version has cut over
+    (none planned yet, or it failed), never after one has.
+    """
+    migrations = [m for m in migrations if m.job == job.name]
     for m in migrations:
-        if m.job == job.name and m.before_cutover:
+        if m.before_cutover:
             return m.from_version
-    if job.active_store is not None:
-        live_elsewhere = [
-            r for r in runs if r.active and r.store and r.store != job.active_store
-        ]
-        if live_elsewhere:
-            return max(live_elsewhere, key=lambda r: (r.started_at, r.id)).version
+    switched = any(
+        m.to_version == job.active_version and m.step in ("cut_over", "done") for m in migrations
+    )
+    if job.active_store is not None and not switched:
+        runs = list(runs)
+        on_active = [r for r in runs if r.active and r.store == job.active_store]
+        elsewhere = [r for r in runs if r.active and r.store and r.store != job.active_store]
+        if elsewhere and not on_active:
+            return max(elsewhere, key=lambda r: (r.started_at, r.id)).version
     return job.active_version
 
 
@@ -161,7 +170,9 @@ def plan_job(
     now: int,
     policy: RestartPolicy,
 ) -> list[Action]:
-    """The actions that bring ``job`` to its desired state; [] when it is there already."""
+    """The actions that bring ``job`` to its desired state; [] when it is there already.
+
+    ``migrations``: the job's recent migrations, finished ones included."""
     runs = list(runs)
     migrations = [m for m in migrations if m.job == job.name]
     wanted = desired_versions(job, runs, migrations)

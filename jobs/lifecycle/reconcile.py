@@ -134,7 +134,7 @@ class Supervisor:
             outcomes = self._sweep_orphans(name)
             job = self.catalog.job(name)
             runs = self.catalog.runs(name)
-            migrations = self.catalog.open_migrations(name)
+            migrations = self.catalog.migrations(name)
             liveness = {r.id: self._liveness(r) for r in runs if r.active}
             now = self.clock.now_ms()
             for action in plan_job(job, runs, migrations, liveness, now, self.policy):
