@@ -1,0 +1,235 @@
+"""Parsing and allow-listing the SQL expressions of a definition (key, event_time, aggregation
+``of``).
+
+An expression is user text that later runs inside the Spark driver and executors, so it is
+checked before a definition is saved, by what it *is* (the sqlglot syntax tree) rather than by
+what it looks like (no regexes on the text):
+
+* the text must tokenize without comments and without ``;`` (no statement smuggling: sqlglot
+  and Spark must see the same single expression);
+* it must parse, with sqlglot's Spark dialect, to exactly one expression;
+* every node of the tree must be of a kind that :mod:`jobs.definition.expr` can evaluate (the
+  allow-list is the evaluator's table, so whatever passes here also runs in ``tidemark
+  replay`` with the same meaning as in Spark);
+* forbidden things get a message that names them: subqueries, aggregate and window functions,
+  non-deterministic functions (``rand``, ``uuid``, ``current_timestamp``...), functions that
+  reach the JVM or the file system (``reflect``, ``java_method``, ``input_file_name``...),
+  unknown functions (UDFs), ``*``, DDL/DML.
+
+:func:`spark_sql` renders the checked tree back to Spark SQL; the Spark runtime should use it
+rather than the raw text, so that Spark executes exactly the tree that was checked.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from jobs.definition.errors import DefinitionError, FieldError
+from jobs.definition.schema import DataType, Schema
+
+DIALECT = "spark"
+
+NON_DETERMINISTIC = {
+    "rand", "random", "randn", "uuid", "shuffle", "current_timestamp", "current_date", "now",
+    "current_time", "localtimestamp", "current_timezone", "monotonically_increasing_id",
+    "spark_partition_id", "unix_timestamp", "input_file_name", "input_file_block_start",
+    "input_file_block_length", "current_user", "user", "session_user", "current_database",
+    "current_schema", "current_catalog", "version", "try_reflect", "uniform", "randstr",
+}
+JVM_OR_IO = {
+    "reflect", "java_method", "try_reflect", "input_file_name", "input_file_block_start",
+    "input_file_block_length", "assert_true", "raise_error", "read_files", "from_avro",
+    "from_protobuf", "url_decode", "parse_url", "xpath",
+}
+
+
+@lru_cache(maxsize=1)
+def _dialect() -> sqlglot.Dialect:
+    return sqlglot.Dialect.get_or_raise(DIALECT)
+
+
+def parse_expression(sql: str, field: str = "expression") -> exp.Expr:
+    """Parse and allow-list one expression; raises :class:`DefinitionError` naming ``field``."""
+    errors = _parse(sql, field)
+    if isinstance(errors, list):
+        raise DefinitionError(errors)
+    return errors
+
+
+@lru_cache(maxsize=1024)
+def _parse_cached(sql: str, field: str) -> exp.Expr | tuple[FieldError, ...]:
+    result = _parse_uncached(sql, field)
+    return tuple(result) if isinstance(result, list) else result
+
+
+def _parse(sql: str, field: str) -> exp.Expr | list[FieldError]:
+    cached = _parse_cached(sql, field)
+    return list(cached) if isinstance(cached, tuple) else cached
+
+
+def _parse_uncached(sql: str, field: str) -> exp.Expr | list[FieldError]:
+    if not isinstance(sql, str):
+        return [(field, f"expected an SQL expression (text), got {type(sql).__name__}")]
+    if not sql.strip():
+        return [(field, "must not be empty")]
+    try:
+        tokens = _dialect().tokenize(sql)
+    except TokenError as exc:
+        return [(field, f"not a valid SQL expression: {_short(exc)}")]
+    for token in tokens:
+        if token.comments:
+            return [(field, "comments are not allowed in an expression")]
+        if token.token_type == TokenType.SEMICOLON:
+            return [(field, "';' is not allowed: a definition holds one expression, not statements")]
+    try:
+        parsed = sqlglot.parse(sql, read=DIALECT)
+    except ParseError as exc:
+        return [(field, f"not a valid SQL expression: {_short(exc)}")]
+    trees = [t for t in parsed if t is not None]
+    if len(trees) != 1:
+        return [(field, "must be exactly one SQL expression")]
+    tree = trees[0]
+    problem = forbidden_reason(tree)
+    if problem:
+        return [(field, problem)]
+    # the evaluator validates argument shapes (literal formats, cast types...)
+    from jobs.definition.expr import ExpressionError, build
+
+    try:
+        build(tree)
+    except ExpressionError as exc:
+        return [(field, str(exc))]
+    return tree
+
+
+def function_name(node: exp.Expr) -> str:
+    """The SQL name a user would recognise (``reflect``, ``rand``, ``sum``...)."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    if isinstance(node, exp.Func):
+        return node.sql_name().lower()
+    return type(node).__name__.lower()
+
+
+def forbidden_reason(tree: exp.Expr) -> str | None:
+    """The first thing in ``tree`` that is not allowed, as a message; None if all is allowed."""
+    from jobs.definition.expr import ALLOWED_FUNCTIONS, ALLOWED_NODES
+
+    for node in tree.walk():
+        kind = type(node)
+        if isinstance(node, exp.Query | exp.Subquery) or kind.__name__ in ("Exists", "Lateral"):
+            return "subqueries are not allowed"
+        if isinstance(node, exp.Star):
+            return "'*' is not allowed; name the columns"
+        if isinstance(node, exp.Window):
+            return f"window function {function_name(node.this)} is not allowed"
+        if isinstance(node, exp.AggFunc):
+            return (
+                f"aggregate function {function_name(node)} is not allowed "
+                "(aggregations go in aggregations[].fn)"
+            )
+        if isinstance(node, exp.Anonymous):
+            name = function_name(node)
+            if name in ALLOWED_FUNCTIONS:
+                continue
+            return _function_problem(name)
+        if isinstance(node, exp.Func) and kind not in ALLOWED_NODES:
+            return _function_problem(function_name(node))
+        if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
+            return "'*' is not allowed; name the columns"
+        if isinstance(node, exp.Alias):
+            return "aliases (AS) are not allowed; the field name is given by the definition"
+        if kind not in ALLOWED_NODES:
+            if isinstance(node, exp.DDL | exp.DML | exp.Command) or kind.__name__ in (
+                "Drop", "Create", "Insert", "Update", "Delete", "Command", "Set", "Use",
+            ):
+                return f"{kind.__name__.upper()} statements are not allowed"
+            return f"{_describe(node)} is not allowed in an expression"
+    return None
+
+
+def _function_problem(name: str) -> str:
+    if name in JVM_OR_IO:
+        return f"function {name} is not allowed (it reaches the JVM or the file system)"
+    if name in NON_DETERMINISTIC:
+        return f"function {name} is not allowed (it is not deterministic)"
+    return f"function {name} is not allowed (not a supported built-in function)"
+
+
+def _describe(node: exp.Expr) -> str:
+    names = {
+        "Interval": "INTERVAL", "Array": "an array literal", "Struct": "a struct literal",
+        "Bracket": "subscript []", "HexString": "a binary literal", "Lambda": "a lambda",
+        "Placeholder": "a placeholder", "Parameter": "a parameter", "Var": f"'{node.name}'",
+    }
+    return names.get(type(node).__name__, type(node).__name__)
+
+
+def referenced_columns(sql: str) -> set[str]:
+    """Top-level source columns an allowed expression reads (``a.b`` reads ``a``)."""
+    return {column_path(c)[0] for c in parse_expression(sql).find_all(exp.Column)}
+
+
+def column_path(column: exp.Column) -> list[str]:
+    """``a.b.c`` -> ``["a", "b", "c"]`` (the first part is a source column, the rest struct
+    fields)."""
+    return [part.name for part in column.parts]
+
+
+def check_expression(
+    sql: object, field: str, schema: Schema | None = None
+) -> list[FieldError]:
+    """Every problem of one expression: syntax, allow-list and (given a schema) columns."""
+    tree = _parse(sql, field) if isinstance(sql, str) else _parse_uncached(sql, field)  # type: ignore[arg-type]
+    if isinstance(tree, list):
+        return tree
+    if schema is None:
+        return []
+    errors: list[FieldError] = []
+    for column in tree.find_all(exp.Column):
+        path = column_path(column)
+        problem = _check_path(path, schema)
+        if problem and (field, problem) not in errors:
+            errors.append((field, problem))
+    return errors
+
+
+def _check_path(path: list[str], schema: Schema) -> str | None:
+    top = schema.field(path[0])
+    if top is None:
+        return f"unknown column {path[0]!r} (source.schema has {', '.join(schema.names)})"
+    dtype: DataType = top.type
+    walked = path[0]
+    for part in path[1:]:
+        if dtype.name == "map":
+            return None  # map keys are data, not schema
+        if dtype.name != "struct":
+            return f"column {walked!r} is {dtype.name}, it has no field {part!r}"
+        if not dtype.fields:
+            return None
+        sub = dtype.field(part)
+        if sub is None:
+            return f"column {walked!r} has no field {part!r}"
+        dtype = sub.type
+        walked = f"{walked}.{part}"
+    return None
+
+
+def spark_sql(sql: str) -> str:
+    """The checked expression rendered as Spark SQL (what the Spark runtime should run)."""
+    return parse_expression(sql).sql(dialect=DIALECT)
+
+
+def _short(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if errors:
+        first = errors[0]
+        desc = first.get("description", str(exc))
+        col = first.get("col")
+        return f"{desc} (at character {col})" if col else str(desc)
+    return str(exc).splitlines()[0]
