@@ -1,0 +1,187 @@
+"""What goes into the engine and what comes out of it.
+
+These types are the contract between the engine, the vectorized fast path, the Spark runtime
+and ``tidemark replay``: input arrives as a columnar :class:`RecordBatch` (one arrival instant,
+all keys at once, so the host never calls the engine once per record), and every output is an
+:class:`Emission` whose ``to_json()`` is *exactly* the replay output object of
+``shared/spec/windowing.md`` (so the replay CLI, the transcript tests and the Spark sink all
+print the same thing).
+
+Instants are ``int`` epoch milliseconds. A watermark of ``None`` in a pane means "no finite
+watermark": none known yet (minus infinity) or the input has ended (plus infinity).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from jobs.timeutil import datetime_to_ms
+
+Key = str | int | float | bool | None
+"""A record's key: a JSON scalar; ``None`` is the null key (definitions without ``key``)."""
+
+Timing = Literal["EARLY", "ON_TIME", "LATE"]
+LateReason = Literal["expired", "before_watermark"]
+
+
+def key_json(key: Key) -> str:
+    """Canonical JSON of a key: the identity used for state, ordering and snapshots.
+
+    Python would treat ``1``, ``1.0`` and ``True`` as one dict key; JSON (and the user) do not.
+    """
+    return json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def jsonable(value: Any) -> Any:
+    """A value as it appears in output JSON (datetimes become epoch ms, numpy scalars plain)."""
+    if isinstance(value, datetime):
+        return datetime_to_ms(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
+
+
+@dataclass(slots=True)
+class RecordBatch:
+    """One arrival instant of records, columnar.
+
+    ``columns`` maps an aggregation *name* to its already evaluated input values (one per
+    record); ``count`` without ``of`` needs no column. ``records`` (the original records) is
+    optional and only used to echo dropped records in late output. ``processing_time`` is the
+    arrival instant; ``None`` means "the engine's current processing time".
+    """
+
+    keys: list[Key]
+    event_times: npt.NDArray[np.int64]
+    columns: dict[str, Sequence[Any]] = field(default_factory=dict)
+    records: list[dict[str, Any]] | None = None
+    processing_time: int | None = None
+
+    def __post_init__(self) -> None:
+        self.event_times = np.asarray(self.event_times, dtype=np.int64)
+        n = len(self.keys)
+        if self.event_times.shape != (n,):
+            raise ValueError(
+                f"RecordBatch: event_times has shape {self.event_times.shape}, expected ({n},)"
+            )
+        for name, col in self.columns.items():
+            if len(col) != n:
+                raise ValueError(f"RecordBatch: column {name!r} has {len(col)} values, expected {n}")
+        if self.records is not None and len(self.records) != n:
+            raise ValueError(f"RecordBatch: {len(self.records)} records, expected {n}")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @classmethod
+    def empty(cls, processing_time: int | None = None) -> RecordBatch:
+        return cls(keys=[], event_times=np.zeros(0, dtype=np.int64), processing_time=processing_time)
+
+
+@dataclass(frozen=True, slots=True)
+class Pane:
+    """One emission of a window's result (or, with ``retraction``, the withdrawal of one).
+
+    ``window_start``/``window_end`` are ``None`` for the global window. For sliding windows
+    ``window_end`` is inclusive (KIP-450); for sessions it is ``last_event_time + gap``.
+    ``first_event_time``/``last_event_time`` are set for session and sliding windows only and
+    are then written to JSON.
+    """
+
+    key: Key
+    window_start: int | None
+    window_end: int | None
+    timing: Timing
+    pane_index: int
+    is_first: bool
+    is_last: bool
+    retraction: bool
+    values: dict[str, Any]
+    emitted_at: int
+    watermark: int | None
+    first_event_time: int | None = None
+    last_event_time: int | None = None
+
+    type: Literal["pane"] = "pane"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "pane",
+            "key": jsonable(self.key),
+            "window_start": self.window_start,
+            "window_end": self.window_end,
+            "timing": self.timing,
+            "pane_index": self.pane_index,
+            "is_first": self.is_first,
+            "is_last": self.is_last,
+            "retraction": self.retraction,
+            "values": jsonable(self.values),
+            "emitted_at": self.emitted_at,
+            "watermark": self.watermark,
+        }
+        if self.first_event_time is not None:
+            out["first_event_time"] = self.first_event_time
+            out["last_event_time"] = self.last_event_time
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class LateRecord:
+    """A (record, window) pair that was dropped: one per window the record missed."""
+
+    key: Key
+    event_time: int
+    window_start: int | None
+    window_end: int | None
+    reason: LateReason
+    record: dict[str, Any] | None
+
+    type: Literal["late"] = "late"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "late",
+            "key": jsonable(self.key),
+            "event_time": self.event_time,
+            "window_start": self.window_start,
+            "window_end": self.window_end,
+            "reason": self.reason,
+            "record": jsonable(self.record),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A malformed input: unparsable JSON, or a key / event time that is null or does not
+    evaluate. ``line`` is the 1-based input line (replay) or ``None`` (a live job). ``field``
+    names the definition field that failed (``key``, ``event_time``, ``aggregations.total``),
+    when there is one; ``reason`` always names it too."""
+
+    reason: str
+    record: Any
+    line: int | None = None
+    field: str | None = None
+
+    type: Literal["dead_letter"] = "dead_letter"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "dead_letter",
+            "line": self.line,
+            "reason": self.reason,
+            "record": jsonable(self.record),
+        }
+
+
+Emission = Pane | LateRecord | DeadLetter

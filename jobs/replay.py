@@ -1,0 +1,214 @@
+"""Run a definition over a bounded JSONL input, deterministically, with no Spark and no catalog.
+
+This is ``tidemark replay`` (and the engine of the transcript tests and the UI preview). Input
+is one JSON object a line: records, and control lines ``{"$processing_time": T}`` /
+``{"$watermark": T}``. Output is one JSON object a line, in emission order: panes, late
+records, dead letters (shared/spec/windowing.md, "Replay input and output").
+
+Record lines between two control lines form one *arrival instant* (docs/architecture.md). The
+processing time before the first ``$processing_time`` line is that line's time (so a file that
+starts with records does not "wait" from 1970 until its first clock line), or 0 when the file
+has no such line. Malformed lines never stop the run: they become ``dead_letter`` lines,
+emitted in line order just before the output of the instant they belong to.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jobs.definition.model import Definition
+from jobs.engine import Engine, make_engine
+from jobs.engine.extract import RecordExtractor
+from jobs.engine.records import DeadLetter, Emission
+from jobs.timeutil import TimeParseError, parse_instant
+
+EngineChoice = Literal["general", "auto", "vectorized"]
+CONTROL_KEYS = ("$processing_time", "$watermark")
+
+
+@dataclass
+class ReplayStats:
+    """Counts a replay run reports (``tidemark replay`` prints them on stderr)."""
+
+    lines: int = 0
+    records: int = 0
+    panes: int = 0
+    late: int = 0
+    dead_letters: int = 0
+    ignored_watermarks: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = (
+            f"{self.lines} input lines, {self.records} records: {self.panes} panes, "
+            f"{self.late} late records, {self.dead_letters} dead letters"
+        )
+        if self.ignored_watermarks:
+            text += (
+                f"; {self.ignored_watermarks} $watermark lines ignored "
+                "(watermark.strategy is not source)"
+            )
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    number: int
+    kind: Literal["record", "bad", "processing_time", "watermark"]
+    value: Any
+    """record: the object; bad: the DeadLetter; control: the instant in ms."""
+
+
+def _parse(number: int, text: str) -> _Line | None:
+    if not text.strip():
+        return None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _Line(number, "bad", DeadLetter(f"line is not JSON: {exc.msg}", text, number))
+    if not isinstance(obj, dict):
+        return _Line(number, "bad",
+                     DeadLetter("line is not a JSON object", obj, number))
+    dollars = [k for k in obj if isinstance(k, str) and k.startswith("$")]
+    if not dollars:
+        return _Line(number, "record", obj)
+    if len(obj) != 1 or dollars[0] not in CONTROL_KEYS:
+        return _Line(number, "bad", DeadLetter(
+            "control line must be exactly one of {\"$processing_time\": T} or "
+            "{\"$watermark\": T}", obj, number))
+    name = dollars[0]
+    try:
+        instant = parse_instant(obj[name])
+    except TimeParseError as exc:
+        return _Line(number, "bad", DeadLetter(f"{name}: {exc}", obj, number, name))
+    kind: Literal["processing_time", "watermark"] = (
+        "processing_time" if name == "$processing_time" else "watermark"
+    )
+    return _Line(number, kind, instant)
+
+
+def _parsed(lines: Iterable[str | dict[str, Any]]) -> Iterator[_Line]:
+    for number, item in enumerate(lines, start=1):
+        parsed = _parse(number, item if isinstance(item, str) else json.dumps(item))
+        if parsed is not None:
+            yield parsed
+
+
+def replay_lines(
+    defn: Definition,
+    lines: Iterable[str | dict[str, Any]],
+    *,
+    eof_flush: bool = True,
+    stats: ReplayStats | None = None,
+    engine: EngineChoice = "general",
+) -> Iterator[dict[str, Any]]:
+    """The replay output objects of ``lines`` (JSON text, or already parsed objects)."""
+    st = stats if stats is not None else ReplayStats()
+    eng: Any = Engine(defn) if engine == "general" else make_engine(
+        defn, vectorized=True if engine == "vectorized" else None)
+    extractor = RecordExtractor(defn)
+    source = defn.watermark.strategy == "source"
+    it = _parsed(lines)
+
+    # look ahead to the first processing-time line: it is the clock's starting point
+    head: list[_Line] = []
+    for parsed in it:
+        head.append(parsed)
+        if parsed.kind == "processing_time":
+            break
+    start = next((p.value for p in head if p.kind == "processing_time"), None)
+    if start is not None:
+        eng.advance_processing_time(start)
+
+    pending: list[_Line] = []
+
+    def count(emissions: Iterable[Emission]) -> Iterator[dict[str, Any]]:
+        for e in emissions:
+            if e.type == "pane":
+                st.panes += 1
+            elif e.type == "late":
+                st.late += 1
+            else:
+                st.dead_letters += 1
+            yield e.to_json()
+
+    def flush() -> Iterator[dict[str, Any]]:
+        if not pending:
+            return
+        recs = [p for p in pending if p.kind == "record"]
+        bad: list[DeadLetter] = [p.value for p in pending if p.kind == "bad"]
+        pending.clear()
+        batch, dead = extractor.extract(
+            [p.value for p in recs], _processing_time(eng), lines=[p.number for p in recs],
+        )
+        st.records += len(batch)
+        letters = sorted([*bad, *dead], key=lambda d: d.line or 0)
+        yield from count(letters)
+        if len(batch):
+            batch.processing_time = None  # arrives at the engine's current processing time
+            yield from count(eng.ingest(batch))
+
+    for parsed in _chain(head, it):
+        st.lines = parsed.number
+        if parsed.kind in ("record", "bad"):
+            pending.append(parsed)
+            continue
+        yield from flush()
+        if parsed.kind == "processing_time":
+            current = _processing_time(eng)
+            if current is not None and parsed.value < current:
+                yield from count([DeadLetter(
+                    f"$processing_time: goes back from {current} to {parsed.value}; ignored",
+                    {"$processing_time": parsed.value}, parsed.number, "$processing_time")])
+                continue
+            yield from count(eng.advance_processing_time(parsed.value))
+        elif source:
+            yield from count(eng.advance_watermark(parsed.value))
+        else:
+            st.ignored_watermarks += 1
+    yield from flush()
+    if eof_flush:
+        yield from count(eng.end_of_input())
+
+
+def _processing_time(eng: Any) -> int | None:
+    state = getattr(eng, "state", None)
+    pt = getattr(state, "processing_time", None)
+    if pt is None:
+        pt = getattr(eng, "processing_time", None)
+    return pt if isinstance(pt, int) else None
+
+
+def _chain(head: list[_Line], rest: Iterator[_Line]) -> Iterator[_Line]:
+    yield from head
+    yield from rest
+
+
+def replay_file(
+    defn: Definition,
+    input_path: str,
+    output_path: str,
+    *,
+    eof_flush: bool = True,
+    engine: EngineChoice = "general",
+) -> ReplayStats:
+    """Replay ``input_path`` into ``output_path`` (``-`` is stdin / stdout)."""
+    import sys
+
+    stats = ReplayStats()
+    src = sys.stdin if input_path == "-" else open(input_path, encoding="utf-8")  # noqa: SIM115
+    dst = sys.stdout if output_path == "-" else open(output_path, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        for obj in replay_lines(defn, (line.rstrip("\n") for line in src), eof_flush=eof_flush,
+                                stats=stats, engine=engine):
+            dst.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
+            dst.write("\n")
+    finally:
+        if src is not sys.stdin:
+            src.close()
+        if dst is not sys.stdout:
+            dst.close()
+    return stats
