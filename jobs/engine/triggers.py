@@ -1,10 +1,10 @@
 """The trigger as the engine runs it: ``emit: final|current`` expanded into parts.
 
-``jobs.definition.trigger.effective_trigger`` is the definition package's expansion (for the
-UI and docs); the engine keeps its own small plan because it needs one thing the parts cannot
-express: ``final`` holds the single ON_TIME pane back until the window *expires*, so late
-records within the allowed lateness are still included (Quix ``.final()`` with grace, Spark
-append mode).
+The expansion itself is the definition package's (``effective_trigger``, so the UI, the docs
+and the engine agree); the plan only restates ``final`` in the engine's terms: no firing when
+the watermark passes the window end, one ON_TIME ``is_last`` pane when the window *expires*,
+so records accepted within the allowed lateness are included (Quix ``.final()`` with grace,
+Spark append mode). The ``late {count: 1}`` default of custom triggers is the parser's.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobs.definition.model import Definition, EarlyTrigger, LateTrigger
+from jobs.definition.trigger import effective_trigger
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,21 +25,12 @@ class TriggerPlan:
 
 
 def trigger_plan(defn: Definition) -> TriggerPlan:
-    t = defn.trigger
-    if t.emit == "final":
+    """The definition package's expansion (``effective_trigger``), in the engine's terms: a
+    ``final`` trigger has no on-time firing at the window end, only its pane at expiry."""
+    eff = effective_trigger(defn)
+    if eff.fires_at_expiry_only:
         return TriggerPlan(early=None, on_time=False, late=None, final=True)
-    if t.emit == "current":
-        return TriggerPlan(
-            early=EarlyTrigger(kind="count", count=1),
-            on_time=False,
-            late=LateTrigger(kind="count", count=1),
-            final=False,
-        )
-    late = t.late
-    if late is None and defn.allowed_lateness > 0:
-        # spec: late {count: 1} is the default while allowed_lateness > 0
-        late = LateTrigger(kind="count", count=1)
-    return TriggerPlan(early=t.early, on_time=t.on_time, late=late, final=False)
+    return TriggerPlan(early=eff.early, on_time=eff.on_time, late=eff.late, final=False)
 
 
 def next_boundary(now: int, every: int, align_to: int) -> int:
