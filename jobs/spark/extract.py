@@ -1,0 +1,149 @@
+"""The definition's SQL expressions as Spark columns, re-validated by Spark's analyzer.
+
+The definition layer already parsed and allow-listed every expression (sqlglot); here Spark
+itself resolves them against the source schema before the query starts, so a typo or a type
+error fails the launch with the field's name instead of failing batch 0 with a stack trace.
+
+The projection produces the columns everything downstream reads:
+- ``__key``  canonical JSON text of the key (``"null"`` without a key; null = did not evaluate),
+  so grouping by it keeps ``1``, ``1.0``, ``true`` and ``"1"`` apart exactly as the engine does;
+- ``__et``   event time as epoch ms (BIGINT; null = missing or did not evaluate);
+- ``__a<i>`` the input of aggregation i (timestamps as epoch ms, decimals as doubles, so values
+  print like replay's);
+plus the source columns and the corrupt-record text, which the gate needs for dead letters and
+late records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from jobs.definition.errors import DefinitionError
+from jobs.definition.model import Definition
+from jobs.definition.sql import spark_sql
+from jobs.spark.errors import SparkRuntimeError
+from jobs.spark.schema import CORRUPT_COLUMN
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType, StructType
+
+KEY = "__key"
+EVENT_TIME = "__et"
+NUMERIC_FNS = frozenset({"sum", "mean"})
+
+
+def agg_column(index: int) -> str:
+    return f"__a{index}"
+
+
+@dataclass(frozen=True)
+class Projection:
+    """The analysed projection of one definition over one source schema."""
+
+    columns: list[Column]
+    """Select list: __key, __et, __a<i>..., then the source columns and the corrupt text."""
+    agg_types: dict[str, str]
+    """Aggregation name -> Spark simple type name of its (converted) input."""
+    source_columns: list[str]
+
+
+def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
+    """The type of ``expr`` over the source schema, or a SparkRuntimeError naming ``field``."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql import functions as F
+
+    try:
+        return empty.select(F.expr(spark_sql(expr)).alias("x")).schema.fields[0].dataType
+    except (PySparkException, ValueError, DefinitionError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SparkRuntimeError(f"Spark rejects {expr!r}: {first}", field) from exc
+
+
+def build_projection(defn: Definition, schema: StructType, empty: DataFrame) -> Projection:
+    """Analyse every expression of ``defn`` against ``schema`` (``empty`` is an empty batch
+    DataFrame with that schema) and return the select list; raises SparkRuntimeError."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import (
+        DateType,
+        DecimalType,
+        NumericType,
+        StringType,
+        TimestampNTZType,
+        TimestampType,
+    )
+
+    def to_ms(col: Column, dtype: DataType) -> Column:
+        if isinstance(dtype, TimestampType | TimestampNTZType):
+            return F.unix_millis(col.cast("timestamp"))
+        if isinstance(dtype, DateType):
+            return F.unix_millis(col.cast("timestamp"))
+        if isinstance(dtype, NumericType):
+            if _integral(dtype):
+                return col.cast("bigint")
+            return F.floor(col.cast("double")).cast("bigint")  # truncate toward -infinity
+        if isinstance(dtype, StringType):  # ISO text or epoch-ms text
+            as_long = col.try_cast("bigint") if hasattr(col, "try_cast") else col.cast("bigint")
+            return F.coalesce(as_long, F.unix_millis(F.try_to_timestamp(col)))
+        raise SparkRuntimeError(
+            f"must be a timestamp or epoch milliseconds, not {dtype.simpleString()}", "event_time"
+        )
+
+    cols: list[Column] = []
+    if defn.key is None:
+        cols.append(F.lit("null").alias(KEY))
+    else:
+        _analyse(empty, defn.key, "key")
+        k = F.expr(spark_sql(defn.key))
+        text = F.to_json(F.array(k))
+        # to_json(array(k)) is "[<json of k>]": strip the brackets
+        key_json = F.when(k.isNull(), F.lit(None).cast("string")).otherwise(
+            F.regexp_extract(text, r"^\[(.*)\]$", 1)
+        )
+        cols.append(key_json.alias(KEY))
+    if defn.uses_processing_time:
+        cols.append(F.lit(None).cast("bigint").alias(EVENT_TIME))
+    else:
+        et_type = _analyse(empty, defn.event_time, "event_time")
+        cols.append(to_ms(F.expr(spark_sql(defn.event_time)), et_type).alias(EVENT_TIME))
+    agg_types: dict[str, str] = {}
+    for i, agg in enumerate(defn.aggregations):
+        field = f"aggregations[{i}].of"
+        if agg.of is None:
+            if agg.fn != "count":
+                raise SparkRuntimeError(f"{agg.fn} needs an input expression", field)
+            cols.append(F.lit(1).alias(agg_column(i)))
+            agg_types[agg.name] = "int"
+            continue
+        dtype = _analyse(empty, agg.of, field)
+        col = F.expr(spark_sql(agg.of))
+        if agg.fn in NUMERIC_FNS and not isinstance(dtype, NumericType):
+            raise SparkRuntimeError(
+                f"{agg.fn} needs a numeric input, {agg.of!r} is {dtype.simpleString()}", field
+            )
+        if isinstance(dtype, TimestampType | TimestampNTZType | DateType):
+            col, tname = F.unix_millis(col.cast("timestamp")), "bigint"
+        elif isinstance(dtype, DecimalType):
+            col, tname = col.cast("double"), "double"
+        else:
+            tname = dtype.simpleString()
+        cols.append(col.alias(agg_column(i)))
+        agg_types[agg.name] = tname
+    source = [f.name for f in schema.fields if f.name != CORRUPT_COLUMN]
+    cols.extend(F.col(f"`{c}`") for c in source)
+    cols.append(F.col(CORRUPT_COLUMN))
+    projection = Projection(columns=cols, agg_types=agg_types, source_columns=source)
+    try:
+        empty.select(*cols).schema  # noqa: B018  (analysis of the whole select list)
+    except SparkRuntimeError:
+        raise
+    except Exception as exc:
+        raise SparkRuntimeError(f"Spark rejects the projection: {exc}", "aggregations") from exc
+    return projection
+
+
+def _integral(dtype: DataType) -> bool:
+    from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
+
+    return isinstance(dtype, ByteType | ShortType | IntegerType | LongType)

@@ -1,0 +1,180 @@
+"""Building and running one job's streaming query.
+
+``JobRunner(spark, ctx).run()`` starts the query for the job's execution path, then loops:
+every half second it reports newly committed batches (progress, snapshot, late counts) and
+checks for a stop request. Stopping is graceful: it waits until the running micro-batch has
+committed (no trigger active), then stops the query, so a SIGTERM never leaves a half-written
+batch behind (and if it did, the idempotent sinks would make the re-run harmless anyway).
+``until_idle`` uses Spark's ``availableNow`` trigger: process what is there, then end.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jobs.spark.bookkeeping import BatchReport, Reporter, build_report
+from jobs.spark.checkpoint import strip_scheme
+from jobs.spark.context import JobContext
+from jobs.spark.errors import SparkRuntimeError
+from jobs.spark.extract import EVENT_TIME, KEY, agg_column, build_projection
+from jobs.spark.gate import WLIM, GateConfig, make_gate
+from jobs.spark.plan import shift_for, window_step
+from jobs.spark.schema import CORRUPT_COLUMN
+from jobs.spark.sinks import pane_frame, write_panes
+from jobs.spark.sources import read_stream
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+CatalogPaneWriter = Callable[[int, list[dict[str, Any]]], None]
+
+
+@dataclass
+class RunOptions:
+    until_idle: bool = False
+    trigger_interval: str = "1 second"
+    source_options: dict[str, str] = field(default_factory=dict)
+    poll_seconds: float = 0.5
+    stop_timeout_seconds: float = 120.0
+
+
+class JobRunner:
+    def __init__(
+        self,
+        spark: SparkSession,
+        ctx: JobContext,
+        options: RunOptions | None = None,
+        reporter: Reporter | None = None,
+        catalog_writer: CatalogPaneWriter | None = None,
+    ) -> None:
+        self.spark = spark
+        self.ctx = ctx
+        self.options = options or RunOptions()
+        self.reporter = reporter
+        self.catalog_writer = catalog_writer
+        self.stop_requested = threading.Event()
+        self.reports: list[BatchReport] = []
+        self._reported: set[int] = set()
+        self._panes: dict[int, int] = {}
+        self._to_ours: Callable[[int], int | None] = lambda wm: wm if wm > 0 else None
+        self.query: StreamingQuery | None = None
+
+    # ------------------------------------------------------------ building
+
+    def build(self) -> Any:
+        """Analyse the definition and return the configured DataStreamWriter (not started)."""
+        ctx = self.ctx
+        defn = ctx.defn
+        if defn.watermark.strategy == "source":
+            raise SparkRuntimeError(
+                f"the {defn.source.kind} source carries no watermarks; use bounded",
+                "watermark.strategy",
+            )
+        src = read_stream(self.spark, defn, self.options.source_options)
+        empty = self.spark.createDataFrame([], src.schema)
+        projection = build_projection(defn, src.schema, empty)
+        projected = src.select(*projection.columns)
+        if not ctx.plan.native:
+            from jobs.spark.engine_host import build_engine_query
+
+            return build_engine_query(self, projected, projection)
+        return self._native_writer(projected, projection)
+
+    def _native_writer(self, projected: DataFrame, projection: Any) -> Any:
+        from pyspark.sql.types import LongType, StructField, StructType
+
+        from jobs.spark.native import build_native, native_pane_columns
+
+        ctx, defn = self.ctx, self.ctx.defn
+        size, step = window_step(defn)
+        out_cols = (KEY, EVENT_TIME, *[agg_column(i) for i in range(len(defn.aggregations))])
+        cfg = GateConfig(
+            job=ctx.job, version=ctx.version, store=ctx.store, checkpoint=ctx.checkpoint,
+            side_root=ctx.output_root, has_key=defn.key is not None, size=size, step=step,
+            align_to=defn.window.align_to, allowed_lateness=defn.allowed_lateness,
+            event_basis=defn.lateness_basis == "event", shift=shift_for(step),
+            out_columns=out_cols, source_columns=tuple(projection.source_columns),
+            corrupt_column=CORRUPT_COLUMN,
+        )
+        self._to_ours = cfg.our_watermark
+        by_name = {f.name: f for f in projected.schema.fields}
+        gate_schema = StructType(
+            [by_name[c] for c in out_cols] + [StructField(WLIM, LongType(), False)]
+        )
+        gated = projected.mapInArrow(make_gate(cfg), gate_schema)
+        aggregated = build_native(gated, defn)
+        columns = native_pane_columns(defn)
+
+        def write_batch(batch: DataFrame, batch_id: int) -> None:
+            from jobs.spark.checkpoint import read_batch_info
+
+            wm = cfg.our_watermark(read_batch_info(ctx.checkpoint, batch_id).watermark_ms)
+            panes = pane_frame(ctx, batch, columns, batch_id, wm)
+            self._panes[batch_id] = write_panes(ctx, panes, batch_id, self.catalog_writer)
+
+        return (
+            aggregated.writeStream.outputMode("append")
+            .foreachBatch(write_batch)
+            .option("checkpointLocation", ctx.checkpoint)
+        )
+
+    def start(self) -> StreamingQuery:
+        writer = self.build()
+        if self.options.until_idle:
+            writer = writer.trigger(availableNow=True)
+        else:
+            writer = writer.trigger(processingTime=self.options.trigger_interval)
+        self.query = writer.queryName(f"tidemark_{self.ctx.store}_{int(time.time() * 1000)}").start()
+        return self.query
+
+    # ------------------------------------------------------------ running
+
+    def run(self) -> str:
+        """Run until the query ends (``until_idle``) or a stop is requested; returns the exit
+        reason (``idle`` / ``stopped``). Raises the query's exception if it failed."""
+        q = self.query or self.start()
+        reason = "idle"
+        while True:
+            if q.awaitTermination(self.options.poll_seconds):  # type: ignore[arg-type]
+                break
+            self.drain_progress()
+            if self.stop_requested.is_set():
+                self._graceful_stop(q)
+                reason = "stopped"
+                break
+        self.drain_progress()
+        exc = q.exception()
+        if exc is not None:
+            raise SparkRuntimeError(f"the streaming query failed: {exc}")
+        return reason
+
+    def _graceful_stop(self, q: StreamingQuery) -> None:
+        deadline = time.monotonic() + self.options.stop_timeout_seconds
+        while q.isActive and q.status.get("isTriggerActive") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        q.stop()
+
+    def drain_progress(self) -> None:
+        """Report every committed batch not reported yet (oldest first)."""
+        q = self.query
+        if q is None:
+            return
+        for p in q.recentProgress:
+            prog = json.loads(p.json) if hasattr(p, "json") else dict(p)
+            bid = int(prog["batchId"])
+            if bid in self._reported or "addBatch" not in (prog.get("durationMs") or {}):
+                continue  # already reported, or an idle "waiting for data" event
+            if not (Path(strip_scheme(self.ctx.checkpoint)) / "commits" / str(bid)).exists():
+                continue  # not committed yet: not a recovery point
+            report = build_report(self.ctx, prog, self._to_ours, self._panes.pop(bid, 0))
+            self._reported.add(bid)
+            self.reports.append(report)
+            if self.reporter is not None:
+                self.reporter.report(report)
