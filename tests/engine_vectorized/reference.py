@@ -142,7 +142,7 @@ class ReferenceFinal:
             exp = self._end(s) + al
             if old < exp <= new:
                 due.append((kj, s, members, new))
-        due.sort(key=lambda d: (self._end(d[1]), d[1] if d[1] is not None else 0, d[0]))
+        due.sort(key=lambda d: (self._end(d[1]), d[0], d[1] if d[1] is not None else 0))
         out = []
         for kj, s, members, new in due:
             del self.windows[(kj, s)]

@@ -122,7 +122,7 @@ class SumAgg:
 
     def _out(self, total: Any, is_float: bool, nn: int) -> Any:
         if self.mean:
-            return None if nn == 0 else float(total) / nn if is_float else total / nn
+            return None if nn == 0 else float(total) / nn
         return float(total) if is_float else int(total)
 
     def values(self, idx: I64) -> list[Any]:

@@ -14,12 +14,14 @@ window needs any more are dropped.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from jobs.definition.model import Definition
+from jobs.engine.errors import EngineError
 from jobs.engine.records import Emission, LateRecord, Pane, RecordBatch, key_json
 from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, SumAgg
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
@@ -30,10 +32,15 @@ from jobs.engine.vectorized.values import Column, Unsupported, null_mask, numeri
 
 I64 = NDArray[np.int64]
 WatermarkMode = Literal["internal", "external"]
+SNAPSHOT_VERSION = 1
+
+
+ELEMENTS = "\x00elements"
+"""Hidden per-slice record count (``open_windows`` reports a window's elements)."""
 
 
 def _make_aggs(defn: Definition) -> list[Agg]:
-    out: list[Agg] = []
+    out: list[Agg] = [CountAgg(ELEMENTS, counts_records=True)]
     for a in defn.aggregations:
         if a.fn == "count":
             out.append(CountAgg(a.name, counts_records=a.of is None))
@@ -66,7 +73,9 @@ class VectorizedEngine:
     ) -> None:
         problems = qualification_problems(defn)
         if problems:
-            raise Unsupported("; ".join(problems))
+            raise EngineError("vectorized engine: " + "; ".join(problems))
+        if watermark not in ("internal", "external"):
+            raise EngineError(f"watermark: must be 'internal' or 'external', not {watermark!r}")
         self.defn = defn
         self.mode: WatermarkMode = watermark
         self.geo = Geometry.of(defn)
@@ -78,12 +87,20 @@ class VectorizedEngine:
         self.max_t: int | None = None
         self.wm = WM_NONE
         self.seq = 0
-        self.processing_time: int | None = None
+        self.processing_time = 0
+        self.ended = False
         self.store = SliceStore(self.geo, _make_aggs(defn))
-        self.late_by_key: dict[int, list[int]] = {}
-        self.late_by_window: dict[tuple[int, int | None], list[int]] = {}
+        self.late_totals_by_key: dict[str, list[Any]] = {}
+        """key JSON -> [key, accepted, dropped] since the state began."""
+        self.late_deltas: dict[str, list[Any]] = {}
+        """"<key json>|<start>|<end>" -> [key, start, end, accepted, dropped] since last drain."""
         if state is not None:
-            self._load(state if isinstance(state, dict) else state.snapshot())
+            snap = state if isinstance(state, dict) else state.snapshot()
+            if snap.get("engine") != "vectorized":
+                raise EngineError(
+                    "state: not a vectorized-engine snapshot (restore it with jobs.engine.Engine)"
+                )
+            self._load(snap)
 
     # ------------------------------------------------------------------ public API
 
@@ -94,35 +111,79 @@ class VectorizedEngine:
     @property
     def watermark(self) -> int | None:
         """The (global) watermark; None before any record (minus infinity) or after the end."""
-        return None if self.wm in (WM_NONE, WM_INF) else self.wm
+        return None if self.ended or self.wm in (WM_NONE, WM_INF) else self.wm
 
-    def open_windows(self) -> list[tuple[Any, int | None, int | None]]:
-        """(key, start, end) of every window holding state, in emission order."""
-        starts, valid = self.geo.window_starts(self.store.start)
-        rows = np.repeat(np.arange(len(self.store)), valid.shape[1])[valid.ravel()]
+    @property
+    def state(self) -> VectorizedState:
+        return VectorizedState(self.snapshot())
+
+    def open_windows(self) -> list[dict[str, Any]]:
+        """Windows holding state, as :meth:`jobs.engine.Engine.open_windows` reports them:
+        ordered by key JSON then start; nothing has been emitted from them yet (final)."""
+        store = self.store
+        if len(store) == 0 or self.ended:
+            return []
+        starts, valid = self.geo.window_starts(store.start)
+        rows = np.repeat(np.arange(len(store)), valid.shape[1])[valid.ravel()]
         ws = starts[valid]
-        expiry = self.geo.expiry(ws)
-        wm = self.key_wm[self.store.key[rows]] if self.key_scope else np.full(len(rows), self.wm)
-        alive = expiry > wm
+        wm = self.key_wm[store.key[rows]] if self.key_scope else np.full(len(rows), self.wm)
+        alive = self.geo.expiry(ws) > wm
         rows, ws = rows[alive], ws[alive]
-        gid = group_pairs(self.store.key[rows], ws)
+        if len(rows) == 0:
+            return []
+        gid = group_pairs(store.key[rows], ws)
         first = np.unique(gid, return_index=True)[1]
-        k, s = self.store.key[rows[first]], ws[first]
-        order = self._order(k, s)
-        return [self._window_id(int(k[i]), int(s[i])) for i in order]
+        k, s = store.key[rows[first]], ws[first]
+        idx = self._slices_of(k, s)
+        values = [agg.combine(idx) for agg in store.aggs]
+        kjs = [key_json(self.keys.values[c]) for c in k.tolist()]
+        out = []
+        for i in sorted(range(len(k)), key=lambda i: (kjs[i], int(s[i]))):
+            key, w_start, w_end = self._window_id(int(k[i]), int(s[i]))
+            vals = {a.name: v[i] for a, v in zip(store.aggs[1:], values[1:], strict=True)}
+            out.append({
+                "key": key, "window_start": w_start, "window_end": w_end,
+                "elements": values[0][i], "pending": values[0][i], "panes_emitted": 0,
+                "values": vals,
+            })
+        return out
+
+    def drain_late_counts(self) -> list[dict[str, Any]]:
+        """Accepted-late and dropped counts per (key, window) since the last drain."""
+        rows = [
+            {"key": v[0], "window_start": v[1], "window_end": v[2], "accepted": v[3],
+             "dropped": v[4]}
+            for _, v in sorted(self.late_deltas.items())
+        ]
+        self.late_deltas.clear()
+        return rows
+
+    def late_totals(self) -> list[dict[str, Any]]:
+        """Accepted-late and dropped counts per key since the engine's state began."""
+        return [
+            {"key": v[0], "accepted": v[1], "dropped": v[2]}
+            for _, v in sorted(self.late_totals_by_key.items())
+            if v[1] or v[2]
+        ]
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
         """No processing-time timers or idle advance exist for qualifying definitions."""
-        self.processing_time = now_ms
+        if not self.ended and now_ms > self.processing_time:
+            self.processing_time = now_ms
         return []
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
-        if batch.processing_time is not None:
+        if self.ended:
+            raise EngineError("ingest: the input has already ended (end_of_input was called)")
+        if batch.processing_time is not None and batch.processing_time > self.processing_time:
             self.processing_time = batch.processing_time
         n = len(batch)
         if n == 0:
             return []
-        cols = self._columns(batch, n)  # may raise Unsupported before any state changes
+        try:
+            cols = self._columns(batch, n)  # checked before any state changes
+        except Unsupported as exc:
+            raise EngineError(f"vectorized engine: {exc}") from exc
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
         t = batch.event_times
@@ -158,18 +219,32 @@ class VectorizedEngine:
         return out
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
+        """Move the watermark (never back) when the host drives it (``watermark="external"``)."""
+        if self.mode != "external":
+            raise EngineError(
+                "advance_watermark: watermark.strategy is not 'source' and the engine computes "
+                "its own watermark (use watermark='external' to drive it)"
+            )
+        if self.ended or (self.wm != WM_NONE and wm_ms <= self.wm):
+            return []
+        return self._raise_all(int(wm_ms))
+
+    def end_of_input(self) -> list[Emission]:
+        if self.ended:
+            return []
+        self.ended = True
+        return self._raise_all(WM_INF)
+
+    # ------------------------------------------------------------------ internals
+
+    def _raise_all(self, wm: int) -> list[Emission]:
         old = self.wm
-        self.wm = max(self.wm, int(wm_ms))
+        self.wm = max(self.wm, wm)
         if self.key_scope:
             old_k = self.key_wm.copy()
             self.key_wm = np.maximum(self.key_wm, self.wm)
-            return list(self._fire(old_k, self.key_wm))
-        return list(self._fire(old, self.wm))
-
-    def end_of_input(self) -> list[Emission]:
-        return self.advance_watermark(WM_INF)
-
-    # ------------------------------------------------------------------ internals
+            return self._fire(old_k, self.key_wm)
+        return self._fire(old, self.wm)
 
     def _grow_keys(self) -> None:
         extra = len(self.keys) - len(self.key_wm)
@@ -235,8 +310,7 @@ class VectorizedEngine:
                 s = int(starts[j_row, j])
                 wid = self._window_id(code, s)
                 slot = 1 if dropped[j_row, j] else 0
-                self.late_by_key.setdefault(code, [0, 0])[slot] += 1
-                self.late_by_window.setdefault((code, wid[1]), [0, 0])[slot] += 1
+                self._count_late(code, wid, slot)
                 if dropped[j_row, j]:
                     rec = batch.records[r_i] if batch.records is not None else None
                     out.append(
@@ -244,17 +318,35 @@ class VectorizedEngine:
                     )
         return accept
 
+    def _count_late(self, code: int, wid: tuple[Any, int | None, int | None], slot: int) -> None:
+        key, start, end = wid
+        kj = key_json(key)
+        tot = self.late_totals_by_key.setdefault(kj, [key, 0, 0])
+        tot[1 + slot] += 1
+        row = self.late_deltas.setdefault(f"{kj}|{start}|{end}", [key, start, end, 0, 0])
+        row[3 + slot] += 1
+
+    def _slices_of(self, k: I64, s: I64) -> NDArray[np.int64]:
+        """Store rows of every slice of each window (k, s): shape (windows, slices), -1 absent."""
+        g = self.geo.slice_width
+        offs = np.arange(self.geo.slices_per_window, dtype=np.int64) * g
+        qs = (s[:, None] + offs[None, :]).ravel()
+        qk = np.repeat(k, len(offs))
+        return self.store.lookup(qk, qs).reshape(len(k), len(offs))
+
     def _window_id(self, code: int, start: int) -> tuple[Any, int | None, int | None]:
         key = self.keys.values[code]
         if self.geo.is_global:
             return (key, None, None)
         return (key, start, start + self.geo.size)
 
-    def _order(self, k: I64, s: I64) -> I64:
-        """Emission order of windows: by end, then start, then key (canonical JSON)."""
-        kj = np.array([key_json(self.keys.values[c]) for c in k.tolist()], dtype=object)
-        key_rank = np.argsort(np.argsort(kj, kind="stable"), kind="stable") if len(kj) else kj
-        return np.lexsort((key_rank, s))
+    def _order(self, k: I64, s: I64) -> list[int]:
+        """Emission order of windows firing together, as the general engine: by window end,
+        then key JSON, then window start."""
+        kjs = [key_json(self.keys.values[c]) for c in k.tolist()]
+        ends = self.geo.window_end(s).tolist()
+        sl = s.tolist()
+        return sorted(range(len(sl)), key=lambda i: (ends[i], kjs[i], sl[i]))
 
     def _fire(self, old: I64 | int, new: I64 | int) -> list[Emission]:
         """Emit every window whose expiry lies in (old, new]; drop slices no longer needed."""
@@ -278,32 +370,25 @@ class VectorizedEngine:
             ws = starts[fire]
             if self.geo.slices_per_window == 1:
                 k, s = store.key[rows], ws
-                values = [agg.values(rows) for agg in store.aggs]
+                values = [agg.values(rows) for agg in store.aggs[1:]]
             else:
                 gid = group_pairs(store.key[rows], ws)
                 first = np.unique(gid, return_index=True)[1]
                 k, s = store.key[rows[first]], ws[first]
-                g = self.geo.slice_width
-                offs = np.arange(self.geo.slices_per_window, dtype=np.int64) * g
-                qs = (s[:, None] + offs[None, :]).ravel()
-                qk = np.repeat(k, len(offs))
-                idx = store.lookup(qk, qs).reshape(len(k), len(offs))
-                values = [agg.combine(idx) for agg in store.aggs]
-            order = self._order(k, s)
-            names = [a.name for a in store.aggs]
-            wm_out = n_rows if self.key_scope else None
-            emitted_at = self.processing_time if self.processing_time is not None else 0
+                idx = self._slices_of(k, s)
+                values = [agg.combine(idx) for agg in store.aggs[1:]]
+            names = [a.name for a in store.aggs[1:]]
             kl, sl = k.tolist(), s.tolist()
-            for i in order.tolist():
+            for i in self._order(k, s):
                 code = kl[i]
                 key, ws_i, we_i = self._window_id(code, sl[i])
-                wm_i = int(self.key_wm[code]) if wm_out is not None else int(self.wm)
+                wm_i = int(self.key_wm[code]) if self.key_scope else int(self.wm)
                 emitted.append(
                     Pane(
                         key=key, window_start=ws_i, window_end=we_i, timing="ON_TIME",
                         pane_index=0, is_first=True, is_last=True, retraction=False,
                         values={nm: vals[i] for nm, vals in zip(names, values, strict=True)},
-                        emitted_at=emitted_at,
+                        emitted_at=self.processing_time,
                         watermark=None if wm_i in (WM_INF, WM_NONE) else wm_i,
                     )
                 )
@@ -314,28 +399,54 @@ class VectorizedEngine:
     # ------------------------------------------------------------------ snapshot
 
     def snapshot(self) -> dict[str, Any]:
+        """JSON data of the whole state (its own format, tagged ``engine: vectorized``)."""
         return {
             "engine": "vectorized",
+            "version": SNAPSHOT_VERSION,
             "keys": list(self.keys.values),
             "key_max_t": self.key_max_t.tolist(),
             "key_wm": self.key_wm.tolist(),
             "max_t": self.max_t,
             "wm": self.wm,
+            "ended": self.ended,
             "seq": self.seq,
             "processing_time": self.processing_time,
             "store": self.store.dump(),
-            "late_by_key": [[c, a, d] for c, (a, d) in self.late_by_key.items()],
-            "late_by_window": [[c, s, a, d] for (c, s), (a, d) in self.late_by_window.items()],
+            "late_totals": {k: list(v) for k, v in self.late_totals_by_key.items()},
+            "late_deltas": {k: list(v) for k, v in self.late_deltas.items()},
         }
 
     def _load(self, d: dict[str, Any]) -> None:
-        self.keys = KeyTable(d["keys"])
-        self.key_max_t = np.asarray(d["key_max_t"], dtype=np.int64)
-        self.key_wm = np.asarray(d["key_wm"], dtype=np.int64)
-        self.max_t = d["max_t"]
-        self.wm = int(d["wm"])
-        self.seq = int(d["seq"])
-        self.processing_time = d["processing_time"]
-        self.store.load(d["store"])
-        self.late_by_key = {int(c): [int(a), int(b)] for c, a, b in d["late_by_key"]}
-        self.late_by_window = {(int(c), s): [int(a), int(b)] for c, s, a, b in d["late_by_window"]}
+        if d.get("version") != SNAPSHOT_VERSION:
+            raise EngineError(f"state snapshot version {d.get('version')!r} is not {SNAPSHOT_VERSION}")
+        try:
+            self.keys = KeyTable(d["keys"])
+            self.key_max_t = np.asarray(d["key_max_t"], dtype=np.int64)
+            self.key_wm = np.asarray(d["key_wm"], dtype=np.int64)
+            self.max_t = d["max_t"]
+            self.wm = int(d["wm"])
+            self.ended = bool(d["ended"])
+            self.seq = int(d["seq"])
+            self.processing_time = int(d["processing_time"])
+            self.store.load(d["store"])
+            self.late_totals_by_key = {k: list(v) for k, v in d["late_totals"].items()}
+            self.late_deltas = {k: list(v) for k, v in d["late_deltas"].items()}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise EngineError(f"state snapshot is malformed: {exc!r}") from exc
+
+
+class VectorizedState:
+    """The vectorized engine's state as the Engine API exposes it: ``snapshot()`` JSON data,
+    ``VectorizedState.restore(d)`` back (pass it as ``state=`` to a new engine)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def snapshot(self) -> dict[str, Any]:
+        return copy.deepcopy(self._data)
+
+    @classmethod
+    def restore(cls, d: dict[str, Any]) -> VectorizedState:
+        if d.get("engine") != "vectorized":
+            raise EngineError("state: not a vectorized-engine snapshot")
+        return cls(copy.deepcopy(d))
