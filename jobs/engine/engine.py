@@ -671,11 +671,13 @@ class Engine:
         return out
 
     def _prune_records(self, ks: KeyState, wm: int) -> None:
-        """Forget sliding records every window of which has expired (t + size + 1 + lateness
-        <= watermark): no window that could still change or be created contains them."""
+        """Forget sliding records no live or future window needs. A record r is in windows
+        ending by r + size (expired once wm >= r + size + 1 + lateness) and it *defines* the
+        right window [r+1, r+1+size] (expired once wm >= r + size + 2 + lateness), whose start
+        the engine finds from r; so r is kept until the latter."""
         recs = ks.records
         n = 0
-        while n < len(recs) and self._expired(recs[n][0] + self._size + 1, wm):
+        while n < len(recs) and self._expired(recs[n][0] + self._size + 2, wm):
             n += 1
         if n:
             del recs[:n]
