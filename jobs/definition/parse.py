@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 
 import yaml
@@ -266,7 +266,9 @@ def _duration(
 def _instant(c: _Collector, field: str, value: Any) -> int | None:
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, str | int | float | datetime):
+    if isinstance(value, date) and not isinstance(value, datetime):  # YAML `2026-01-01`
+        value = datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if isinstance(value, bool) or not isinstance(value, str | int | float | datetime):  # noqa: SIM114
         c.add(field, f"must be an ISO-8601 UTC time or epoch milliseconds, got {_kind(value)}")
         return None
     if isinstance(value, float) and not value.is_integer():

@@ -22,6 +22,7 @@ rather than the raw text, so that Spark executes exactly the tree that was check
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import sqlglot
@@ -108,11 +109,19 @@ def _parse_uncached(sql: str, field: str) -> exp.Expr | list[FieldError]:
 
 
 def function_name(node: exp.Expr) -> str:
-    """The SQL name a user would recognise (``reflect``, ``rand``, ``sum``...)."""
+    """The SQL name a user would recognise (``reflect``, ``rand``, ``lpad``...).
+
+    sqlglot normalises many functions to its own node names (``lpad`` is ``Pad``); rendering
+    the node back as Spark SQL gives the Spark spelling."""
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower()
     if isinstance(node, exp.Func):
-        return node.sql_name().lower()
+        try:
+            rendered = node.sql(dialect=DIALECT)
+        except Exception:  # noqa: BLE001 - a name for a message, never worth failing over
+            rendered = ""
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", rendered)
+        return (m.group(1) if m else node.sql_name()).lower()
     return type(node).__name__.lower()
 
 
@@ -158,7 +167,12 @@ def _function_problem(name: str) -> str:
         return f"function {name} is not allowed (it reaches the JVM or the file system)"
     if name in NON_DETERMINISTIC:
         return f"function {name} is not allowed (it is not deterministic)"
-    return f"function {name} is not allowed (not a supported built-in function)"
+    from jobs.definition.expr import SUPPORTED_FUNCTIONS
+
+    return (
+        f"function {name} is not allowed (not one of the supported functions: "
+        f"{', '.join(SUPPORTED_FUNCTIONS)})"
+    )
 
 
 def _describe(node: exp.Expr) -> str:
