@@ -1,0 +1,155 @@
+"""The live preview: the definition run by the replay engine over a sample of the source.
+
+The preview runs in the UI process with the pure engine (no Spark): the same engine the Spark
+job and ``tidemark replay`` use, so the panes shown are the panes the job would emit for that
+input. A sample is either the first records of the source directory (files in modification
+order, as Spark's file source reads them) or JSON lines the user pastes/uploads; pasted samples
+may contain replay control lines (``{"$processing_time": T}``) to show early/late behaviour.
+
+Pure: no Streamlit here.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from jobs.definition.model import Definition
+from jobs.timeutil import datetime_to_ms, ms_to_iso
+
+DEFAULT_SAMPLE = 500
+
+
+@dataclass
+class Sample:
+    lines: list[dict[str, Any]]
+    """Records and control lines, in input order."""
+    origin: str
+    """Where they came from, for the caption under the preview."""
+    problems: list[str] = field(default_factory=list)
+    """Lines that are not JSON objects (they become dead letters in a job)."""
+
+
+@dataclass
+class PreviewResult:
+    panes: list[dict[str, Any]]
+    late: list[dict[str, Any]]
+    dead_letters: list[dict[str, Any]]
+    records: int
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return ms_to_iso(datetime_to_ms(value))
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_jsonl(text: str, origin: str, limit: int = DEFAULT_SAMPLE) -> Sample:
+    lines: list[dict[str, Any]] = []
+    problems: list[str] = []
+    records = 0
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {n}: not JSON ({exc.msg})")
+            continue
+        if not isinstance(obj, dict):
+            problems.append(f"line {n}: not a JSON object")
+            continue
+        is_control = any(k.startswith("$") for k in obj)
+        if not is_control:
+            if records >= limit:
+                break
+            records += 1
+        lines.append(obj)
+    return Sample(lines, origin, problems)
+
+
+def data_files(root: Path) -> list[Path]:
+    """Data files under ``root`` in modification order (Spark's file source order), skipping
+    hidden and ``_``-prefixed names (temporary and bookkeeping files)."""
+    files = [
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts)
+    ]
+    return sorted(files, key=lambda p: (p.stat().st_mtime_ns, str(p)))
+
+
+def source_sample(defn: Definition, limit: int = DEFAULT_SAMPLE) -> Sample | None:
+    """The first ``limit`` records of a ``files`` source, or None when there is nothing to read."""
+    if defn.source.kind != "files" or not defn.source.path:
+        return None
+    root = Path(defn.source.path)
+    if not root.is_dir():
+        return None
+    lines: list[dict[str, Any]] = []
+    problems: list[str] = []
+    fmt = defn.source.format or "json"
+    used = 0
+    for path in data_files(root):
+        if len(lines) >= limit:
+            break
+        used += 1
+        room = limit - len(lines)
+        if fmt == "json":
+            part = parse_jsonl(path.read_text(encoding="utf-8", errors="replace"), path.name, room)
+            lines += part.lines
+            problems += [f"{path.name} {p}" for p in part.problems]
+        elif fmt == "csv":
+            with path.open(newline="", encoding="utf-8", errors="replace") as fh:
+                for row in csv.DictReader(fh):
+                    if len(lines) >= limit:
+                        break
+                    lines.append({k: _number(v) for k, v in row.items() if k is not None})
+        elif fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path)
+            for row in table.slice(0, room).to_pylist():
+                lines.append({k: _plain(v) for k, v in row.items()})
+    if not lines and not problems:
+        return None
+    return Sample(lines, f"first {len(lines)} records of {used} file(s) in {root}", problems)
+
+
+def run_preview(defn: Definition, lines: Iterable[dict[str, Any]]) -> PreviewResult:
+    """Run ``defn`` over ``lines`` exactly as ``tidemark replay`` would (end of input closes
+    every window) and return its output objects by type."""
+    from jobs.replay import replay_lines
+
+    panes: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []
+    dead: list[dict[str, Any]] = []
+    materialised = list(lines)
+    for out in replay_lines(defn, materialised):
+        kind = out.get("type")
+        if kind == "pane":
+            panes.append(out)
+        elif kind == "late":
+            late.append(out)
+        else:
+            dead.append(out)
+    records = sum(1 for obj in materialised if not any(k.startswith("$") for k in obj))
+    return PreviewResult(panes, late, dead, records)
