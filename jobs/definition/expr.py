@@ -174,6 +174,13 @@ _TS_TEXT = re.compile(
 
 
 def _parse_ts(text: str) -> datetime:
+    if len(text) >= 19 and text[4] == "-" and text[10] in "T ":  # the common ISO shape: fast
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        else:
+            return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
     m = _TS_TEXT.match(text)
     if not m:
         raise _fail(f"cannot read {text!r} as a timestamp")
@@ -195,6 +202,11 @@ def _parse_ts(text: str) -> datetime:
 
 
 def _from_epoch(v: int | float, per_second: int) -> datetime:
+    if isinstance(v, int) and per_second == 1000:  # epoch ms: exact integer arithmetic
+        try:
+            return _EPOCH + timedelta(milliseconds=v)
+        except OverflowError:
+            raise _fail(f"{v} is out of the timestamp range") from None
     if isinstance(v, float) and not math.isfinite(v):
         raise _fail(f"cannot use {v} as a time")
     micros = math.floor(Decimal(repr(v) if isinstance(v, float) else v) * 1_000_000 / per_second)

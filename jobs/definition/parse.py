@@ -131,7 +131,7 @@ def read_document(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
             f"expected YAML/JSON text or a mapping, got {type(source).__name__}"
         )
     try:
-        document = yaml.load(source, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
+        document = yaml.load(source, Loader=_StrictLoader)  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as exc:
         raise DefinitionError(_yaml_message(exc)) from None
     except yaml.YAMLError as exc:
@@ -145,11 +145,14 @@ def read_document(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
     return document
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys (PyYAML silently keeps the last one)."""
+_SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
 
 
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+class _StrictLoader(_SafeBase):
+    """Safe loader that rejects duplicate keys (PyYAML silently keeps the last one)."""
+
+
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> Any:
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
