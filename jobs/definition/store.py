@@ -12,8 +12,8 @@ change when the watermark moves but not what state holds.
 
 The readable prefix is ``<name>__<type>_window_<size ms>[_<step ms>]_<fns>``; the suffix is the
 first 8 hex digits of a sha256 over the normalised state-shaping parts. Normalisation makes
-equivalent definitions share a store: SQL is re-rendered by sqlglot (``LOWER( team )`` ==
-``lower(team)``), and ``align_to`` is reduced modulo the window period (aligning 2 minute
+equivalent definitions share a store: SQL is re-rendered by sqlglot with identifiers lower-cased,
+as Spark resolves them case-insensitively (``LOWER( Team )`` == ``lower(team)``), and ``align_to`` is reduced modulo the window period (aligning 2 minute
 windows to 1970 or to 2026-01-01T00:00Z gives the same windows).
 """
 
@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import re
 from typing import Any
+
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from jobs.definition.canonical import dumps
 from jobs.definition.model import PROCESSING, Definition
@@ -36,7 +38,8 @@ _SAFE = re.compile(r"[^a-z0-9_]")
 def _sql(text: str | None) -> str | None:
     if text is None or text == PROCESSING:
         return text
-    return parse_expression(text).sql(dialect="spark")
+    tree = normalize_identifiers(parse_expression(text).copy(), dialect="spark")
+    return tree.sql(dialect="spark")
 
 
 def state_shape(defn: Definition) -> dict[str, Any]:

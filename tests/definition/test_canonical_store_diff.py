@@ -187,7 +187,8 @@ def test_store_name_is_stable_for_equivalent_durations() -> None:
 
 def test_store_name_ignores_sql_spelling_and_equivalent_alignment() -> None:
     a = store_name(load_definition(base(key="lower(team)")))
-    assert a == store_name(load_definition(base(key="LOWER( team )")))
+    assert a == store_name(load_definition(base(key="LOWER( Team )")))
+    assert a != store_name(load_definition(base(key="lower(concat(team, 'X'))")))
     # 2026-01-01T00:00Z is a multiple of 2 minutes since 1970: the same windows
     assert store_name(load_definition(base())) == store_name(
         load_definition(base(**{"window.align_to": "2026-01-01T00:00:00Z"})))
