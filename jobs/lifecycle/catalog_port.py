@@ -16,9 +16,9 @@ from jobs.catalog.records import JobInfo, MigrationInfo, MigrationState, OutboxE
 from jobs.lifecycle.views import JobView, MigrationView, RunView
 from jobs.timeutil import datetime_to_ms
 
-RESTART_REQUEST_ACTIONS = ("restart_requested", "request_restart", "restart_request")
-"""Audit action names under which ``Catalog.request_restart`` may record an operator's
-restart request (the supervisor honours a request newer than the live run)."""
+RESTART_REQUEST_ACTION = "restart_requested"
+"""Audit action of ``Catalog.request_restart``: the supervisor honours a request newer than the
+live run (state, not a queue: asking twice before the restart restarts once)."""
 
 
 def job_view(info: JobInfo, restart_requested_at: int | None = None) -> JobView:
@@ -54,6 +54,8 @@ def run_view(info: RunInfo) -> RunView:
 
 
 def migration_view(info: MigrationInfo) -> MigrationView:
+    retried = [st.at for st in info.steps if st.state == "replaying"]
+    since = max([info.created_at, *retried])
     return MigrationView(
         id=info.id,
         job=info.job,
@@ -62,7 +64,7 @@ def migration_view(info: MigrationInfo) -> MigrationView:
         from_store=info.from_store,
         to_store=info.to_store,
         step=info.state,
-        created_at=datetime_to_ms(info.created_at),
+        created_at=datetime_to_ms(since),
         cutover_watermark=info.cutover_watermark,
         error=info.error,
     )
@@ -114,13 +116,8 @@ class LifecycleCatalog:
 
     def restart_requested_at(self, job: str) -> int | None:
         """When an operator last asked for a restart of ``job`` (None: never)."""
-        latest: int | None = None
-        for action in RESTART_REQUEST_ACTIONS:
-            events = self.catalog.audit(job=job, action=action, limit=1)
-            if events:
-                at = datetime_to_ms(events[0].at)
-                latest = at if latest is None else max(latest, at)
-        return latest
+        events = self.catalog.audit(job=job, action=RESTART_REQUEST_ACTION, outcome="ok", limit=1)
+        return datetime_to_ms(events[0].at) if events else None
 
     # ---- runs ------------------------------------------------------------------------------
     def record_launch(

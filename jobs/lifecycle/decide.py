@@ -83,6 +83,8 @@ class ResetRestarts:
 class FailJob:
     job: str
     reason: str
+    last_run_id: int | None = None
+    """The run whose death reached the limit (the executor quotes its recorded exit reason)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,7 @@ class FailMigration:
     migration_id: int
     job: str
     reason: str
+    last_run_id: int | None = None
 
 
 Action = Start | EndDead | KillStale | Stop | Wait | ResetRestarts | FailJob | FailMigration
@@ -244,7 +247,7 @@ def _start_serving(
     restarts = 0 if healthy else job.restart_count
     crashes = restarts + 1
     if restarts >= policy.crash_loop_limit:
-        return FailJob(job.name, _crash_loop_reason(job.name, version, crashes, last))
+        return FailJob(job.name, _crash_loop_reason(job.name, version, crashes, last), last.id)
     until = last.ended_at + policy.backoff_ms(crashes)
     if now < until:
         return Wait(job.name, version, until, f"backoff after {crashes} crash(es)")
@@ -267,7 +270,7 @@ def _start_target(
     assert last.ended_at is not None
     if len(crashes) > policy.crash_loop_limit:
         return FailMigration(
-            m.id, job.name, _crash_loop_reason(job.name, m.to_version, len(crashes), last)
+            m.id, job.name, _crash_loop_reason(job.name, m.to_version, len(crashes), last), last.id
         )
     until = last.ended_at + policy.backoff_ms(len(crashes))
     if now < until:
@@ -297,8 +300,14 @@ def _why_not_wanted(job: JobView, run: RunView) -> str:
 
 
 def _crash_loop_reason(job: str, version: int, crashes: int, last: RunView) -> str:
+    return crash_loop_reason(job, version, crashes, last.exit_reason or last.status, last.log_path)
+
+
+def crash_loop_reason(
+    job: str, version: int, crashes: int, last_exit: str, log_path: str | None
+) -> str:
+    """What an operator reads on a failed job: how often, how it died last, where to look."""
     return (
         f"crash loop: {job} v{version} crashed {crashes} times in a row (limit reached);"
-        f" last: {last.exit_reason or last.status}"
-        + (f"; log {last.log_path}" if last.log_path else "")
+        f" last: {last_exit}" + (f"; log {log_path}" if log_path else "")
     )

@@ -49,6 +49,9 @@ from jobs.timeutil import Clock, SystemClock
 
 CommandFactory = Callable[[str, int], Sequence[str]]
 
+PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+"""The directory holding the ``jobs`` package (put on a launched job's PYTHONPATH)."""
+
 
 def default_command(job: str, version: int) -> list[str]:
     """``python -m jobs.run JOB --version N`` with this interpreter."""
@@ -197,13 +200,13 @@ class Supervisor:
             self.catalog.reset_restarts(action.job)
             return Outcome(action.job, "reset_restarts", action.reason)
         if isinstance(action, FailJob):
-            self.catalog.mark_failed(action.job, action.reason)
-            return Outcome(action.job, "fail", action.reason)
+            reason = self._with_recorded_exit(action.reason, action.last_run_id)
+            self.catalog.mark_failed(action.job, reason)
+            return Outcome(action.job, "fail", reason)
         if isinstance(action, FailMigration):
-            self.catalog.update_migration(
-                action.migration_id, "failed", message=action.reason, error=action.reason
-            )
-            return Outcome(action.job, "fail_migration", f"migration {action.migration_id}: {action.reason}")
+            reason = self._with_recorded_exit(action.reason, action.last_run_id)
+            self.catalog.update_migration(action.migration_id, "failed", message=reason, error=reason)
+            return Outcome(action.job, "fail_migration", f"migration {action.migration_id}: {reason}")
         raise LifecycleError(f"unknown action {action!r}")  # pragma: no cover
 
     def _start(self, action: Start) -> Outcome:
@@ -219,6 +222,10 @@ class Supervisor:
         env = dict(os.environ)
         env.update(self.launcher.env)
         env.update({VERSION_ENV: str(version), LAUNCHED_ENV: "1", CATALOG_ENV: self.db_url})
+        # the job imports `jobs` from this very source tree, whatever its working directory
+        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if PROJECT_ROOT not in paths:
+            env["PYTHONPATH"] = os.pathsep.join([PROJECT_ROOT, *paths])
         argv = list(self.launcher.command(job, version))
         try:
             pid = self.process.launch(argv, job=job, log_path=log_path, env=env, cwd=self.launcher.cwd)
@@ -259,6 +266,18 @@ class Supervisor:
             message=f"run {run.id}: {said}", data={"run_id": run.id, "pid": run.pid},
         )
         return Outcome(run.job, "ended", f"run {run.id}: {said}", run.id, run.version)
+
+    def _with_recorded_exit(self, reason: str, run_id: int | None) -> str:
+        """The planner saw the run before its end was recorded; quote the recorded end (exit
+        status, last log line) instead."""
+        if run_id is None:
+            return reason
+        run = self.catalog.run(run_id)
+        if run.exit_reason and " last: " in reason:
+            head, _, rest = reason.partition(" last: ")
+            log = rest.rpartition("; log ")[2] if "; log " in rest else None
+            return f"{head} last: {run.exit_reason}" + (f"; log {log}" if log else "")
+        return reason
 
     def _liveness(self, run: RunView) -> Liveness:
         return self.process.liveness(run.pid, run.job, run.host)

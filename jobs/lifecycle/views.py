@@ -65,7 +65,9 @@ MigrationStep = Literal[
     "planned", "replaying", "caught_up", "cut_over", "done", "failed", "rolled_back"
 ]
 """The catalog's ``MigrationState`` names."""
-OPEN_MIGRATION_STEPS = frozenset({"planned", "replaying", "caught_up", "cut_over"})
+FINISHED_MIGRATION_STEPS = frozenset({"done", "rolled_back"})
+"""As in the catalog: a ``failed`` migration is unfinished (it waits for a retry or a roll
+back), and a job has at most one unfinished migration."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +80,14 @@ class MigrationView:
     to_store: str
     step: MigrationStep
     created_at: int
+    """When the migration was planned, or last retried (crash counting of its target starts
+    there)."""
     cutover_watermark: int | None = None
     error: str | None = None
 
     @property
-    def open(self) -> bool:
-        return self.step in OPEN_MIGRATION_STEPS
+    def unfinished(self) -> bool:
+        return self.step not in FINISHED_MIGRATION_STEPS
 
     @property
     def before_cutover(self) -> bool:
