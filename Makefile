@@ -13,7 +13,7 @@ $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q "uv==$(UV_VERSION)"
 	$(BIN)/uv pip sync --python $(BIN)/python requirements.lock
-	$(BIN)/uv pip install --python $(BIN)/python --no-deps -e .
+	$(BIN)/uv pip install --python $(BIN)/python --no-deps --config-settings editable_mode=compat -e .
 	touch $(STAMP)
 
 install: $(STAMP)
