@@ -77,7 +77,7 @@ def definition(
 
 
 def batch(defn: Definition, recs: Sequence[Rec], pt: int) -> RecordBatch:
-    cols: dict[str, list[Any]] = {}
+    cols: dict[str, Sequence[Any]] = {}
     for agg in defn.aggregations:
         if agg.of is not None:
             cols[agg.name] = [getattr(r, agg.of) for r in recs]
