@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import CursorResult
+from sqlalchemy.orm import Session
 
 from jobs.catalog import convert
 from jobs.catalog.base import CatalogBase
@@ -95,28 +96,48 @@ class AuditOps(CatalogBase):
         now = self._now()
         taken: list[OutboxEvent] = []
         with self._write() as session:
-            candidates = list(
-                session.scalars(
-                    select(OutboxRow.id).where(self._claimable(now)).order_by(OutboxRow.id).limit(limit)
-                )
+            tried: set[int] = set()
+            while True:
+                # a concurrent consumer may take every candidate we saw; look again (READ
+                # COMMITTED sees its commit) so an empty answer really means "nothing pending"
+                stmt = select(OutboxRow.id).where(self._claimable(now))
+                if tried:
+                    stmt = stmt.where(OutboxRow.id.not_in(tried))
+                candidates = list(session.scalars(stmt.order_by(OutboxRow.id).limit(limit)))
+                if not candidates:
+                    break
+                tried.update(candidates)
+                taken.extend(self._claim_each(session, candidates, consumer, now, lease_ms))
+                if taken:
+                    break
+        return taken
+
+    def _claim_each(
+        self,
+        session: Session,
+        candidates: list[int],
+        consumer: str,
+        now: datetime,
+        lease_ms: int | None,
+    ) -> list[OutboxEvent]:
+        taken: list[OutboxEvent] = []
+        values: dict[str, Any] = {"claimed_by": consumer}
+        if lease_ms is None:
+            values.update(consumed_at=now, consumed_by=consumer, claimed_until=now)
+        else:
+            values["claimed_until"] = now + timedelta(milliseconds=lease_ms)
+        for event_id in candidates:
+            result = session.execute(
+                update(OutboxRow)
+                .where(OutboxRow.id == event_id, self._claimable(now))
+                .values(**values)
+                .execution_options(synchronize_session=False)
             )
-            for event_id in candidates:
-                values: dict[str, Any] = {"claimed_by": consumer}
-                if lease_ms is None:
-                    values.update(consumed_at=now, consumed_by=consumer, claimed_until=now)
-                else:
-                    values["claimed_until"] = now + timedelta(milliseconds=lease_ms)
-                result = session.execute(
-                    update(OutboxRow)
-                    .where(OutboxRow.id == event_id, self._claimable(now))
-                    .values(**values)
-                    .execution_options(synchronize_session=False)
-                )
-                assert isinstance(result, CursorResult)
-                if result.rowcount == 1:
-                    row = session.get(OutboxRow, event_id, populate_existing=True)
-                    assert row is not None
-                    taken.append(convert.outbox_event(row))
+            assert isinstance(result, CursorResult)
+            if result.rowcount == 1:
+                row = session.get(OutboxRow, event_id, populate_existing=True)
+                assert row is not None
+                taken.append(convert.outbox_event(row))
         return taken
 
     def claim_outbox(

@@ -9,6 +9,7 @@ function (models versus the migrated schema).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
+@functools.cache
 def head_revision() -> str:
     head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
     assert head is not None, f"no Alembic revisions in {MIGRATIONS_DIR}"

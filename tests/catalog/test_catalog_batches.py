@@ -1,0 +1,144 @@
+"""Per-micro-batch bookkeeping: progress, snapshots, late counts and samples, idempotent."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from catalog_defs import team_scores
+
+from jobs.catalog import (
+    BatchProgress,
+    BatchSnapshot,
+    Catalog,
+    CatalogError,
+    DeadLetterSample,
+    LateCount,
+    LateSample,
+)
+from jobs.timeutil import ManualClock
+
+W0, W1, W2 = 0, 120_000, 240_000
+
+
+@pytest.fixture
+def run_id(catalog: Catalog) -> int:
+    store = catalog.create_job(team_scores(), "alice").store_name
+    return catalog.start_run("team_scores", 1, store, 1, "h", None).id
+
+
+def progress(batch: int, *, accepted: int = 0, dropped: int = 0, wm: int | None = None) -> BatchProgress:
+    return BatchProgress(
+        batch_id=batch, input_rows=100 * (batch + 1), rows_per_second=50.0 + batch,
+        duration_ms=200, watermark=wm, state_rows=10, state_bytes=4096,
+        late_accepted=accepted, late_dropped=dropped, dead_letters=0,
+    )
+
+
+def snapshot(batch: int, wm: int | None = None) -> BatchSnapshot:
+    return BatchSnapshot(
+        batch_id=batch, committed_at=datetime(2026, 1, 1, 0, batch, tzinfo=UTC), watermark=wm,
+        source_offsets={"logOffset": batch}, state_bytes=4096,
+        checkpoint_location=f"/ckpt/team_scores/{batch}", state_rows=10,
+    )
+
+
+def test_batches_are_recorded_once(catalog: Catalog, clock: ManualClock, run_id: int) -> None:
+    late = [LateCount("red", W0, W1, accepted=2, dropped=1), LateCount("blue", W0, W1, dropped=4)]
+    assert catalog.record_batch(run_id, progress(0, accepted=2, dropped=5, wm=W1), snapshot(0, W1), late)
+    clock.advance(10_000)
+    # the job crashed after the commit and re-ran batch 0: nothing may be counted twice
+    assert not catalog.record_batch(
+        run_id, progress(0, accepted=2, dropped=5, wm=W1), snapshot(0, W1), late
+    )
+    assert catalog.record_batch(
+        run_id, progress(1, accepted=1, wm=W2), snapshot(1, W2),
+        [LateCount("red", W0, W1, accepted=1), LateCount("red", W1, W2, dropped=3)],
+    )
+
+    points = catalog.progress("team_scores")
+    assert [(p.batch_id, p.input_rows, p.watermark) for p in points] == [(0, 100, W1), (1, 200, W2)]
+    assert catalog.progress("team_scores", limit=1)[0].batch_id == 1
+
+    windows = {(w.key, w.window_start): (w.accepted, w.dropped) for w in catalog.late_counts("team_scores")}
+    assert windows == {("red", W0): (3, 1), ("blue", W0): (0, 4), ("red", W1): (0, 3)}
+    assert [(w.window_start, w.key) for w in catalog.late_counts("team_scores", key="red")] == [
+        (W1, "red"), (W0, "red"),
+    ]
+    over_time = catalog.late_over_time("team_scores")
+    assert [(p.batch_id, p.accepted, p.dropped) for p in over_time] == [(0, 2, 5), (1, 1, 0)]
+
+    snaps = catalog.snapshots("team_scores")
+    assert [s.batch_id for s in snaps] == [1, 0]
+    s0 = catalog.snapshot(snaps[0].store, 0)
+    assert s0.source_offsets == {"logOffset": 0}
+    assert s0.committed_at == datetime(2026, 1, 1, 0, 0, tzinfo=UTC)
+    assert (s0.checkpoint_location, s0.version, s0.watermark) == ("/ckpt/team_scores/0", 1, W1)
+    # recording a batch is also a heartbeat
+    assert catalog.run(run_id).last_heartbeat_at == points[-1].recorded_at
+
+
+def test_null_key_and_global_window_are_counted_per_window(catalog: Catalog, run_id: int) -> None:
+    late = [LateCount(None, None, None, dropped=1), LateCount(None, None, None, dropped=2),
+            LateCount(0, W0, W1, accepted=1), LateCount("0", W0, W1, accepted=5)]
+    catalog.record_batch(run_id, progress(0), snapshot(0), late)
+    catalog.record_batch(run_id, progress(1), snapshot(1), [LateCount(None, None, None, dropped=4)])
+    windows = catalog.late_counts("team_scores")
+    assert [(w.key, w.window_start, w.accepted, w.dropped) for w in windows] == [
+        ("0", W0, 5, 0), (0, W0, 1, 0), (None, None, 0, 7),
+    ]
+    assert windows[2].window_end is None
+    assert catalog.late_counts("team_scores", key=None)[0].dropped == 7
+
+
+def test_samples_keep_the_newest_per_job(
+    catalog_url: str, clock: ManualClock
+) -> None:
+    cat = Catalog(catalog_url, clock=clock, sample_limit=5)
+    try:
+        store = cat.create_job(team_scores(), "alice").store_name
+        run_id = cat.start_run("team_scores", 1, store, 1, "h", None).id
+        for batch in range(4):
+            samples = [
+                LateSample(key="red", event_time=batch * 10 + i, window_start=W0,
+                           window_end=W1, reason="expired", record={"team": "red", "i": i})
+                for i in range(3)
+            ]
+            dead = [DeadLetterSample(reason="et is null", record={"line": batch})]
+            cat.record_batch(run_id, progress(batch), snapshot(batch), [], samples, dead)
+        kept = cat.late_samples("team_scores")
+        assert [s.sample.event_time for s in kept] == [32, 31, 30, 22, 21]
+        assert kept[0].sample.record == {"team": "red", "i": 2}
+        assert kept[0].batch_id == 3
+        assert [d.sample.record for d in cat.dead_letters("team_scores")] == [
+            {"line": 3}, {"line": 2}, {"line": 1}, {"line": 0},
+        ]
+        assert len(cat.late_samples("team_scores", limit=2)) == 2
+    finally:
+        cat.close()
+
+
+def test_mismatched_batch_ids_and_unknown_runs_are_refused(catalog: Catalog, run_id: int) -> None:
+    with pytest.raises(CatalogError) as err:
+        catalog.record_batch(run_id, progress(1), snapshot(2), [])
+    assert err.value.code == "invalid"
+    with pytest.raises(CatalogError) as err:
+        catalog.record_batch(999, progress(1), snapshot(1), [])
+    assert err.value.code == "not_found"
+    assert catalog.progress("team_scores") == []
+
+
+def test_jobs_overview(catalog: Catalog, clock: ManualClock, run_id: int) -> None:
+    catalog.create_job(team_scores(name="idle"), "alice")
+    catalog.record_batch(run_id, progress(0, accepted=2, dropped=1, wm=W1), snapshot(0), [])
+    catalog.record_batch(run_id, progress(1, dropped=3, wm=W2), snapshot(1), [])
+    clock.set(W2 + 30_000)
+    overview = {o.job.name: o for o in catalog.jobs_overview()}
+    assert list(overview) == ["idle", "team_scores"]
+    ts = overview["team_scores"]
+    assert ts.run is not None and ts.run.id == run_id
+    assert (ts.last_batch_id, ts.watermark, ts.watermark_lag_ms) == (1, W2, 30_000)
+    assert ts.rows_per_second == 51.0
+    assert (ts.late_accepted, ts.late_dropped) == (2, 4)
+    idle = overview["idle"]
+    assert (idle.run, idle.watermark, idle.watermark_lag_ms, idle.late_dropped) == (None, None, None, 0)
