@@ -28,8 +28,9 @@ except CatalogError as exc:
     st.stop()
     raise
 
-user = auth.current_user()
-if user is None:
+def sign_in_page() -> None:
+    """The only page an anonymous visitor gets (a navigation of one hidden page, so no other
+    page script can run before sign-in)."""
     hint = None
     if services.uses_embedded_catalog():
         cfg = services.settings()
@@ -42,27 +43,47 @@ if user is None:
                 "users on the Users page or with `tidemark user add`."
             )
     auth.login_form(cat, hint)
+
+
+user = auth.current_user()
+if user is None:
+    st.navigation([st.Page(sign_in_page, title="Sign in", url_path="signin")],
+                  position="hidden").run()
     st.stop()
 
 assert user is not None
+# The role comes from the catalog on every run, not from the sign-in: a user who is demoted or
+# disabled while signed in loses the pages and buttons at their next click.
+try:
+    record = cat.user(user.name)
+except CatalogError:
+    record = None
+if record is None or record.disabled:
+    auth.sign_out()
+    st.rerun()
+assert record is not None
+if record.role != user.role:
+    auth.sign_in(record.name, record.role)
+    user = auth.current_user()
+    assert user is not None
 pages = {
     "Operate": [
-        st.Page("pages/jobs.py", title="Jobs", icon=":material/list:", default=True),
-        st.Page("pages/windows.py", title="Windows", icon=":material/view_timeline:"),
-        st.Page("pages/late_data.py", title="Late data", icon=":material/schedule:"),
-        st.Page("pages/snapshots.py", title="Recovery snapshots", icon=":material/restore:"),
-        st.Page("pages/migrations.py", title="Migrations", icon=":material/move_down:"),
+        st.Page("views/jobs.py", title="Jobs", icon=":material/list:", default=True),
+        st.Page("views/windows.py", title="Windows", icon=":material/view_timeline:"),
+        st.Page("views/late_data.py", title="Late data", icon=":material/schedule:"),
+        st.Page("views/snapshots.py", title="Recovery snapshots", icon=":material/restore:"),
+        st.Page("views/migrations.py", title="Migrations", icon=":material/move_down:"),
     ],
     "Change": [
-        st.Page("pages/audit.py", title="Audit", icon=":material/history:"),
+        st.Page("views/audit.py", title="Audit", icon=":material/history:"),
     ],
 }
 if auth.can("edit"):
     pages["Change"].insert(
-        0, st.Page("pages/define.py", title="Define / edit", icon=":material/edit:")
+        0, st.Page("views/define.py", title="Define / edit", icon=":material/edit:")
     )
 if auth.can("admin"):
-    pages["Change"].append(st.Page("pages/users.py", title="Users", icon=":material/group:"))
+    pages["Change"].append(st.Page("views/users.py", title="Users", icon=":material/group:"))
 
 nav = st.navigation(pages)
 
@@ -75,8 +96,6 @@ with st.sidebar:
         key=common.REFRESH_KEY,
         help="How often job status, windows, late data and migrations refresh themselves.",
     )
-    if st.button("Sign out", key="sign_out"):
-        auth.sign_out()
-        st.rerun()
+    st.button("Sign out", key="sign_out", on_click=auth.sign_out)
 
 nav.run()

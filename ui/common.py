@@ -69,7 +69,7 @@ def empty_state() -> None:
             "point the source at a directory of JSON files, choose a window and the "
             "aggregations, check the preview, then save."
         )
-        st.page_link("pages/define.py", label="Define a job", icon=":material/add:")
+        st.page_link("views/define.py", label="Define a job", icon=":material/add:")
     else:
         st.info(
             "There are no jobs yet. An editor creates jobs on the Define / edit page; "

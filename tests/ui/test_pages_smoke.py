@@ -6,8 +6,8 @@ import pytest
 
 from tests.ui.helpers import app_as, texts
 
-PAGES = ["pages/jobs.py", "pages/define.py", "pages/windows.py", "pages/late_data.py",
-         "pages/snapshots.py", "pages/audit.py", "pages/migrations.py", "pages/users.py"]
+PAGES = ["views/jobs.py", "views/define.py", "views/windows.py", "views/late_data.py",
+         "views/snapshots.py", "views/audit.py", "views/migrations.py", "views/users.py"]
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -15,7 +15,7 @@ def test_page_renders_empty_catalog(users: dict[str, str], page: str) -> None:
     at = app_as("admin", page)
     assert not at.exception, at.exception
     body = texts(at)
-    if page not in ("pages/define.py", "pages/users.py"):
+    if page not in ("views/define.py", "views/users.py"):
         assert "no jobs yet" in body.lower() or "no migrations" in body.lower(), body
 
 

@@ -459,10 +459,21 @@ if st.button(label, key="def_save", type="primary", disabled=not can_save):
             st.error(str(exc))
             saved = None
         if saved is not None:
+            number = saved.version.number
             if not saved.created:
                 auth.flash("info", "Nothing changed: no new version was made.")
+            elif not activate:
+                auth.flash("info", f"Saved version {number}; it is not active (activate it by "
+                                   "saving again with 'Activate after saving', or roll forward "
+                                   "from the CLI).")
+            elif cat.job(choice).active_version == number:
+                auth.flash("info", f"Saved and activated version {number}: the job restarts "
+                                   "in place if it is running.")
             else:
-                auth.flash("info", f"Saved version {saved.version.number} ({saved.kind}).")
+                auth.flash("info", f"Saved version {number}. It needs a new state store, so a "
+                                   "migration was planned; v{0} stays active until the cut-over. "
+                                   "Follow it on the Migrations page.".replace(
+                                       "{0}", str(active_number)))
             st.session_state[LOADED] = None
             st.session_state["def_clear_note"] = True
             st.rerun()

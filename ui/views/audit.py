@@ -20,7 +20,8 @@ from ui.definitions import load_spec
 cat, user = common.page_setup("read")
 st.title("Audit")
 
-ACTIONS = ["create", "edit", "activate", "rollback", "start", "stop", "restart", "fail",
+ACTIONS = ["create", "edit", "activate", "rollback", "start", "stop", "restart_requested",
+           "restart", "fail",
            "migrate", "migration_step", "delete", "run_start", "run_end", "user_add",
            "user_update"]
 names = common.job_names(cat)
