@@ -78,3 +78,16 @@ def open_catalog(catalog_url: str, clock: ManualClock) -> Iterator[Callable[[], 
 @pytest.fixture
 def catalog(open_catalog: Callable[[], Catalog]) -> Catalog:
     return open_catalog()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of an empty database (no schema) on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    name = f"e{next(_counter)}"
+    url = server.create_database(name)
+    yield url
+    server.drop_database(name)
