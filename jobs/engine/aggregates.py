@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Callable
 from typing import Any
 
 from jobs.definition.model import AggFn
@@ -42,38 +43,90 @@ def new(fn: AggFn) -> Acc:
     return None  # min, max, first, last
 
 
-def add(fn: AggFn, acc: Acc, value: Any, t: int, seq: int) -> Acc:
-    """``acc`` with one more input; returns the (possibly new) accumulator."""
-    if value is None:
-        return acc
-    if fn == "count":
-        return acc + 1
-    if fn == "sum":
-        return acc + value
-    if fn == "mean":
+Adder = Callable[[Acc, Any, int, int], Acc]
+
+
+def _add_count(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    return acc if value is None else acc + 1
+
+
+def _add_sum(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    return acc if value is None else acc + value
+
+
+def _add_mean(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    if value is not None:
         acc[0] += value
         acc[1] += 1
+    return acc
+
+
+def _add_min(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    if value is None:
         return acc
-    if fn == "min":
-        return value if acc is None or _less(value, acc) else acc
-    if fn == "max":
-        return value if acc is None or _less(acc, value) else acc
-    if fn == "first":
-        return [t, seq, value] if acc is None or (t, seq) < (acc[0], acc[1]) else acc
-    if fn == "last":
-        return [t, seq, value] if acc is None or (t, seq) > (acc[0], acc[1]) else acc
-    if fn == "collect":
-        item = [t, seq, value]
-        if not acc or (acc[-1][0], acc[-1][1]) <= (t, seq):
-            acc.append(item)
-        else:
-            pos = bisect.bisect_right([(x[0], x[1]) for x in acc], (t, seq))
-            acc.insert(pos, item)
+    return value if acc is None or _less(value, acc) else acc
+
+
+def _add_max(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    if value is None:
         return acc
-    if fn == "count_distinct":
+    return value if acc is None or _less(acc, value) else acc
+
+
+def _add_first(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    if value is None:
+        return acc
+    return [t, seq, value] if acc is None or (t, seq) < (acc[0], acc[1]) else acc
+
+
+def _add_last(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    if value is None:
+        return acc
+    return [t, seq, value] if acc is None or (t, seq) > (acc[0], acc[1]) else acc
+
+
+def _add_collect(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    if value is None:
+        return acc
+    item = [t, seq, value]
+    if not acc or (acc[-1][0], acc[-1][1]) <= (t, seq):
+        acc.append(item)
+    else:
+        pos = bisect.bisect_right(acc, (t, seq), key=lambda x: (x[0], x[1]))
+        acc.insert(pos, item)
+    return acc
+
+
+def _add_distinct(acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    if value is not None:
         acc[_distinct_token(value)] = 1
-        return acc
-    raise ValueError(f"unknown aggregation function {fn!r}")
+    return acc
+
+
+_ADDERS: dict[str, Adder] = {
+    "count": _add_count,
+    "sum": _add_sum,
+    "mean": _add_mean,
+    "min": _add_min,
+    "max": _add_max,
+    "first": _add_first,
+    "last": _add_last,
+    "collect": _add_collect,
+    "count_distinct": _add_distinct,
+}
+
+
+def adder(fn: AggFn) -> Adder:
+    """The add function of ``fn`` (resolved once, so the per-record path has no dispatch)."""
+    try:
+        return _ADDERS[fn]
+    except KeyError:
+        raise ValueError(f"unknown aggregation function {fn!r}") from None
+
+
+def add(fn: AggFn, acc: Acc, value: Any, t: int, seq: int) -> Acc:
+    """``acc`` with one more input (nulls ignored); returns the (possibly new) accumulator."""
+    return adder(fn)(acc, value, t, seq)
 
 
 def merge(fn: AggFn, a: Acc, b: Acc) -> Acc:

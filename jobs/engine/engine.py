@@ -42,6 +42,9 @@ from jobs.engine.windows import (
 
 NEG_INF = -(2**63)
 POS_INF = 2**63
+GLOBAL_CLOSE = 2**63 - 1
+"""The global window's close: only the end-of-input watermark (POS_INF) reaches it, and it
+still fits a signed 64-bit long in snapshots that leave Python."""
 WatermarkMode = Literal["internal", "external"]
 
 _Late = tuple[int, int, LateRecord]
@@ -100,6 +103,7 @@ class Engine:
         self._names = [a.name for a in defn.aggregations]
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
+        self._adders = list(enumerate(aggregates.adder(fn) for fn in self._fns))
         self._wtype = w.type
         self._size = w.size or 0
         self._step = w.step or 0
@@ -352,7 +356,7 @@ class Engine:
                 for s in hopping_starts(t, self._size, self._step, self._align)
             ]
         else:
-            bounds = [(None, None, POS_INF)]
+            bounds = [(None, None, GLOBAL_CLOSE)]
         if self._event_basis and t < wm0:
             for s0, e0, _ in bounds:
                 self._drop(ks, kj, t, s0, e0, "before_watermark", idx, rec, late)
@@ -509,13 +513,16 @@ class Engine:
 
     def _add(self, w: WindowState, t: int, seq: int, vals: list[Any]) -> None:
         accs = w.accs
-        for j, fn in enumerate(self._fns):
-            accs[j] = aggregates.add(fn, accs[j], vals[j], t, seq)
+        for j, add in self._adders:
+            accs[j] = add(accs[j], vals[j], t, seq)
         w.elements += 1
         w.pending += 1
-        if w.first_t is None or t < w.first_t:
+        first = w.first_t
+        if first is None:
+            w.first_t = w.last_t = t
+        elif t < first:
             w.first_t = t
-        if w.last_t is None or t > w.last_t:
+        elif t > w.last_t:  # type: ignore[operator]
             w.last_t = t
 
     def _drop(

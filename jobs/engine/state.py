@@ -26,7 +26,7 @@ class WindowState:
     """One open window of one key.
 
     ``close`` is the watermark at which the window is late (tumbling/hopping: end; sliding:
-    inclusive end + 1; session: last event + gap; global: a sentinel above every instant).
+    inclusive end + 1; session: last event + gap; global: 2**63-1, above every instant).
     ``accs`` hold everything the window has seen (accumulating, retracting) or only what
     arrived since the last pane (discarding). ``pending`` counts elements since the last pane.
     ``last_pane`` (retracting mode only) and ``retract`` hold panes to withdraw, as
@@ -115,8 +115,9 @@ def window_id(start: int | None) -> int:
 class EngineState:
     """All state of one engine: clocks, watermark, keys (by canonical key JSON), late counts.
 
-    ``late_deltas`` maps ``"<key json>|<start>|<end>"`` to ``[accepted, dropped]`` since the
-    last :meth:`Engine.drain_late_counts`; per-key totals live in :class:`KeyState`.
+    ``late_deltas`` maps ``"<key json>|<start>|<end>"`` to ``[key, start, end, accepted,
+    dropped]`` since the last ``Engine.drain_late_counts()``; per-key totals live in
+    :class:`KeyState`. Every number in a snapshot fits a signed 64-bit long.
     """
 
     processing_time: int = 0
