@@ -1,7 +1,8 @@
 """Every transcript under tests/transcripts/ is one test: replay its input, compare its output.
 
 Engine transcripts live in tests/transcripts/engine/, seed-derived ones in
-tests/transcripts/seeds/; the format is documented in docs/semantics.md.
+tests/transcripts/seeds/; the format is documented in docs/semantics.md. Transcripts whose
+definition qualifies for the vectorized fast path run through it as well.
 """
 
 from __future__ import annotations
@@ -10,15 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from .transcripts import check_transcript
+from .transcripts import check_transcript, qualifies_for_vectorized
 
 ROOT = Path(__file__).resolve().parents[1] / "transcripts"
 FILES = sorted(ROOT.glob("**/*.yaml"))
+VECTORIZED = [p for p in FILES if qualifies_for_vectorized(p)]
 
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
 def test_transcript(path: Path) -> None:
     check_transcript(path)
+
+
+@pytest.mark.parametrize("path", VECTORIZED, ids=[str(p.relative_to(ROOT)) for p in VECTORIZED])
+def test_transcript_on_vectorized_engine(path: Path) -> None:
+    """The fast path must print the same lines for every definition it accepts."""
+    check_transcript(path, engine="vectorized")
 
 
 def test_transcripts_exist() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from jobs.replay import replay_lines
+from jobs.replay import EngineChoice, replay_lines
 from jobs.timeutil import datetime_to_ms, parse_instant
 
 from .definitions import definition_from_mapping
@@ -63,6 +63,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+def qualifies_for_vectorized(path: Path) -> bool:
+    """Whether the transcript's definition runs on the vectorized fast path too."""
+    from jobs.engine.vectorized import qualifies
+
+    return bool(qualifies(definition_from_mapping(load_transcript(path).definition)))
 
 
 def load_transcript(path: Path) -> Transcript:
@@ -158,23 +165,26 @@ def render_diff(expected: list[dict[str, Any]], actual: list[dict[str, Any]]) ->
     return "\n".join(out)
 
 
-def run_transcript(t: Transcript) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def run_transcript(
+    t: Transcript, engine: EngineChoice = "general"
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(expected normalised, actual output) of one transcript."""
     defn = definition_from_mapping(t.definition)
     lines = [json.dumps(line) for line in t.input]
-    actual = list(replay_lines(defn, lines, eof_flush=t.eof_flush))
+    actual = list(replay_lines(defn, lines, eof_flush=t.eof_flush, engine=engine))
     expected = [normalise_expected(e) for e in t.expected]
     return expected, actual
 
 
-def check_transcript(path: Path) -> None:
+def check_transcript(path: Path, engine: EngineChoice = "general") -> None:
     """Raise AssertionError with a readable diff when the output differs."""
     t = load_transcript(path)
-    expected, actual = run_transcript(t)
+    expected, actual = run_transcript(t, engine)
     ok = len(expected) == len(actual) and all(
         matches(e, a) for e, a in zip(expected, actual, strict=True)
     )
     if not ok:
         raise AssertionError(
-            f"{path.name}: {t.title}\nsource: {t.source}\n" + render_diff(expected, actual)
+            f"{path.name} ({engine} engine): {t.title}\nsource: {t.source}\n"
+            + render_diff(expected, actual)
         )
