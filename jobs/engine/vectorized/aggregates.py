@@ -125,29 +125,42 @@ class SumAgg:
             return None if nn == 0 else float(total) / nn
         return float(total) if is_float else int(total)
 
+    def _finish(
+        self, hf: NDArray[np.bool_], fsum: NDArray[np.float64], isum: I64, nn: I64
+    ) -> list[Any]:
+        """Output values: ``mean`` as float(sum) / n (None without values), ``sum`` an int
+        unless a float took part. Vectorized; Python objects only for the final list."""
+        if self.mean:
+            total = np.where(hf, fsum, isum.astype(np.float64))
+            res: list[Any] = (total / np.maximum(nn, 1)).tolist()
+            if (nn == 0).any():
+                for i in np.flatnonzero(nn == 0).tolist():
+                    res[i] = None
+            return res
+        if not hf.any():
+            return isum.tolist()  # type: ignore[no-any-return]
+        if hf.all():
+            return fsum.tolist()  # type: ignore[no-any-return]
+        return [
+            f if h else i
+            for h, f, i in zip(hf.tolist(), fsum.tolist(), isum.tolist(), strict=True)
+        ]
+
     def values(self, idx: I64) -> list[Any]:
-        hf = self.has_float[idx].tolist()
-        fs = self.fsum[idx].tolist()
-        is_ = self.isum[idx].tolist()
-        nn = self.nn[idx].tolist()
-        return [self._out(f if h else i, h, c) for h, f, i, c in zip(hf, fs, is_, nn, strict=True)]
+        return self._finish(self.has_float[idx], self.fsum[idx], self.isum[idx], self.nn[idx])
 
     def combine(self, idx: NDArray[np.int64]) -> list[Any]:
         present = idx >= 0
         safe = np.where(present, idx, 0)
-        hf = (self.has_float[safe] & present).any(axis=1)
+        hf_part = self.has_float[safe] & present
+        hf = hf_part.any(axis=1)
         isum = np.where(present, self.isum[safe], 0)
         nn = np.where(present, self.nn[safe], 0).sum(axis=1)
-        part = np.where(self.has_float[safe], self.fsum[safe], isum.astype(np.float64))
-        part = np.where(present, part, 0.0)
+        part = np.where(hf_part, self.fsum[safe], isum.astype(np.float64))
         fsum = np.zeros(len(idx), dtype=np.float64)
         for j in range(idx.shape[1]):  # slice order, left to right
             fsum = fsum + part[:, j]
-        itot = isum.sum(axis=1)
-        return [
-            self._out(f if h else i, h, c)
-            for h, f, i, c in zip(hf.tolist(), fsum.tolist(), itot.tolist(), nn.tolist(), strict=True)
-        ]
+        return self._finish(hf, fsum, isum.sum(axis=1), nn)
 
     def dump(self) -> dict[str, list[Any]]:
         return {
@@ -214,18 +227,19 @@ class ExtremeAgg:
         self.v, self.is_int, self.seq = self.v[idx], self.is_int[idx], self.seq[idx]
 
     @staticmethod
-    def _out(v: float, is_int: bool, seq: int) -> Any:
-        if seq < 0:
-            return None
-        return int(v) if is_int else v
+    def _finish(v: NDArray[np.float64], is_int: NDArray[np.bool_], has: NDArray[np.bool_]) -> list[Any]:
+        if has.all():
+            if is_int.all():
+                return v.astype(np.int64).tolist()  # type: ignore[no-any-return]
+            if not is_int.any():
+                return v.tolist()  # type: ignore[no-any-return]
+        return [
+            None if not h else int(x) if i else x
+            for x, i, h in zip(v.tolist(), is_int.tolist(), has.tolist(), strict=True)
+        ]
 
     def values(self, idx: I64) -> list[Any]:
-        return [
-            self._out(v, i, s)
-            for v, i, s in zip(
-                self.v[idx].tolist(), self.is_int[idx].tolist(), self.seq[idx].tolist(), strict=True
-            )
-        ]
+        return self._finish(self.v[idx], self.is_int[idx], self.seq[idx] >= 0)
 
     def combine(self, idx: NDArray[np.int64]) -> list[Any]:
         present = idx >= 0
@@ -235,15 +249,8 @@ class ExtremeAgg:
         best = v.max(axis=1) if self.is_max else v.min(axis=1)
         seq = np.where(has & (v == best[:, None]), self.seq[safe], np.iinfo(np.int64).max)
         j = seq.argmin(axis=1)
-        rows = np.arange(len(idx))
-        winner = safe[rows, j]
-        any_has = has.any(axis=1)
-        return [
-            self._out(v, i, 0 if h else -1)
-            for v, i, h in zip(
-                self.v[winner].tolist(), self.is_int[winner].tolist(), any_has.tolist(), strict=True
-            )
-        ]
+        winner = safe[np.arange(len(idx)), j]
+        return self._finish(self.v[winner], self.is_int[winner], has.any(axis=1))
 
     def dump(self) -> dict[str, list[Any]]:
         return {"v": self.v.tolist(), "is_int": self.is_int.tolist(), "seq": self.seq.tolist()}

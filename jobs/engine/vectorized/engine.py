@@ -53,6 +53,21 @@ def _make_aggs(defn: Definition) -> list[Agg]:
     return out
 
 
+def _value_dicts(names: list[str], cols: list[list[Any]]) -> list[dict[str, Any]]:
+    """One ``values`` dict per pane; dict displays for the common small cases are ~2x faster
+    than ``dict(zip(...))`` (this runs once per emitted pane)."""
+    if len(names) == 1:
+        (a,), (ca,) = names, cols
+        return [{a: x} for x in ca]
+    if len(names) == 2:
+        (a, b), (ca, cb) = names, cols
+        return [{a: x, b: y} for x, y in zip(ca, cb, strict=True)]
+    if len(names) == 3:
+        (a, b, c), (ca, cb, cc) = names, cols
+        return [{a: x, b: y, c: z} for x, y, z in zip(ca, cb, cc, strict=True)]
+    return [dict(zip(names, r, strict=True)) for r in zip(*cols, strict=True)]
+
+
 def _subset(col: Column | None, mask: NDArray[np.bool_]) -> Column | None:
     if col is None:
         return None
@@ -196,7 +211,7 @@ class VectorizedEngine:
         accept = self._judge(codes, t, sl, wm_b, batch, out)
         seq = np.arange(self.seq, self.seq + n, dtype=np.int64)
         self.seq += n
-        if accept is None:
+        if accept is None or accept.all():
             self.store.add(codes, sl, cols, seq)
         else:
             sub = {name: _subset(c, accept) for name, c in cols.items()}
@@ -299,6 +314,8 @@ class VectorizedEngine:
             late_ok = valid & (wm_s >= end) & ~dropped
             accept[suspect] = ~dropped[:, 0]  # the latest window of the record is still open
             reason = "expired"
+            if not (dropped.any() or late_ok.any()):
+                return None
         # late outputs in arrival order; a record's windows by ascending start
         for r_i, j_row in zip(
             suspect.tolist(), range(len(suspect)), strict=True
@@ -340,13 +357,12 @@ class VectorizedEngine:
             return (key, None, None)
         return (key, start, start + self.geo.size)
 
-    def _order(self, k: I64, s: I64) -> list[int]:
+    def _order(self, k: I64, s: I64) -> I64:
         """Emission order of windows firing together, as the general engine: by window end,
         then key JSON, then window start."""
-        kjs = [key_json(self.keys.values[c]) for c in k.tolist()]
-        ends = self.geo.window_end(s).tolist()
-        sl = s.tolist()
-        return sorted(range(len(sl)), key=lambda i: (ends[i], kjs[i], sl[i]))
+        if len(k) <= 1:
+            return np.arange(len(k))
+        return np.lexsort((s, self.keys.json_rank()[k], self.geo.window_end(s)))
 
     def _fire(self, old: I64 | int, new: I64 | int) -> list[Emission]:
         """Emit every window whose expiry lies in (old, new]; drop slices no longer needed."""
@@ -370,31 +386,44 @@ class VectorizedEngine:
             ws = starts[fire]
             if self.geo.slices_per_window == 1:
                 k, s = store.key[rows], ws
+                order = self._order(k, s)
+                rows, k, s = rows[order], k[order], s[order]
                 values = [agg.values(rows) for agg in store.aggs[1:]]
             else:
                 gid = group_pairs(store.key[rows], ws)
                 first = np.unique(gid, return_index=True)[1]
                 k, s = store.key[rows[first]], ws[first]
+                order = self._order(k, s)
+                k, s = k[order], s[order]
                 idx = self._slices_of(k, s)
                 values = [agg.combine(idx) for agg in store.aggs[1:]]
-            names = [a.name for a in store.aggs[1:]]
-            kl, sl = k.tolist(), s.tolist()
-            for i in self._order(k, s):
-                code = kl[i]
-                key, ws_i, we_i = self._window_id(code, sl[i])
-                wm_i = int(self.key_wm[code]) if self.key_scope else int(self.wm)
-                emitted.append(
-                    Pane(
-                        key=key, window_start=ws_i, window_end=we_i, timing="ON_TIME",
-                        pane_index=0, is_first=True, is_last=True, retraction=False,
-                        values={nm: vals[i] for nm, vals in zip(names, values, strict=True)},
-                        emitted_at=self.processing_time,
-                        watermark=None if wm_i in (WM_INF, WM_NONE) else wm_i,
-                    )
-                )
+            emitted = self._panes(k, s, values)
         last_exp = exp[:, 0]
         store.keep(last_exp > n_rows)
         return emitted
+
+    def _panes(self, k: I64, s: I64, values: list[list[Any]]) -> list[Emission]:
+        """Materialize the final panes of windows (k, s), already in emission order. This loop
+        is the only per-window Python work of a firing, so it is kept flat."""
+        rows = _value_dicts([a.name for a in self.store.aggs[1:]], values)
+        keys = self.keys.object_array()[k].tolist()
+        n = len(keys)
+        if self.geo.is_global:
+            starts: list[Any] = [None] * n
+            ends: list[Any] = [None] * n
+        else:
+            starts = s.tolist()
+            ends = (s + self.geo.size).tolist()
+        if self.key_scope:
+            wms = [None if w in (WM_INF, WM_NONE) else w for w in self.key_wm[k].tolist()]
+        else:
+            wm = int(self.wm)
+            wms = [None if wm in (WM_INF, WM_NONE) else wm] * n
+        pt = self.processing_time
+        return [
+            Pane(key, st, en, "ON_TIME", 0, True, True, False, vals, pt, w)
+            for key, st, en, vals, w in zip(keys, starts, ends, rows, wms, strict=True)
+        ]
 
     # ------------------------------------------------------------------ snapshot
 

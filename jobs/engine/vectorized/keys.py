@@ -10,17 +10,29 @@ Codes are given in first-seen order, so code order is arrival order of keys.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-_NUMERIC_LIKE = (bool, int, float)
+from jobs.engine.records import key_json
 
 
-def _tag(value: Any) -> tuple[type, Any]:
-    return (type(value), value)
+def fast_key_json(key: Any) -> str:
+    """:func:`jobs.engine.records.key_json`, without ``json.dumps``' per-call setup for the
+    common key types (the result is identical; tests check it)."""
+    kind = type(key)
+    if kind is str:
+        return encode_basestring(key)  # type: ignore[no-any-return]
+    if kind is int:
+        return int.__repr__(key)
+    if key is None:
+        return "null"
+    if kind is bool:
+        return "true" if key else "false"
+    return key_json(key)
 
 
 class KeyTable:
@@ -28,7 +40,11 @@ class KeyTable:
 
     def __init__(self, keys: Sequence[Any] = ()) -> None:
         self.values: list[Any] = []
-        self._codes: dict[tuple[type, Any], int] = {}
+        # one plain dict per JSON type: within one type, dict equality is JSON equality
+        self._codes: dict[type, dict[Any, int]] = {}
+        self._obj: NDArray[Any] = np.empty(0, dtype=object)
+        self._json: NDArray[Any] = np.empty(0, dtype=object)
+        self._rank: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         for k in keys:
             self.code_of(k)
 
@@ -36,13 +52,48 @@ class KeyTable:
         return len(self.values)
 
     def code_of(self, key: Any) -> int:
-        tag = _tag(key)
-        code = self._codes.get(tag)
+        table = self._codes.setdefault(type(key), {})
+        code = table.get(key)
         if code is None:
             code = len(self.values)
-            self._codes[tag] = code
+            table[key] = code
             self.values.append(key)
         return code
+
+    def object_array(self) -> NDArray[Any]:
+        """Keys by code as an object array (extended as keys are added)."""
+        n_old = len(self._obj)
+        if n_old < len(self.values):
+            extra = np.empty(len(self.values) - n_old, dtype=object)
+            extra[:] = self.values[n_old:]
+            self._obj = np.concatenate([self._obj, extra])
+        return self._obj
+
+    def json_array(self) -> NDArray[Any]:
+        """Canonical key JSON by code (the general engine orders panes by it)."""
+        n_old = len(self._json)
+        if n_old < len(self.values):
+            extra = np.empty(len(self.values) - n_old, dtype=object)
+            extra[:] = [fast_key_json(v) for v in self.values[n_old:]]
+            self._json = np.concatenate([self._json, extra])
+        return self._json
+
+    def json_rank(self) -> NDArray[np.int64]:
+        """Rank of each code's key JSON among all keys (recomputed only after new keys): panes
+        that fire together are ordered by key JSON, and sorting 10k strings once beats sorting
+        one string per pane."""
+        if len(self._rank) != len(self.values):
+            kj = self.json_array()
+            self._rank = np.empty(len(kj), dtype=np.int64)
+            self._rank[np.argsort(kj, kind="stable")] = np.arange(len(kj), dtype=np.int64)
+        return self._rank
+
+    def _codes_of(self, uniq: list[Any], kind: type) -> NDArray[np.int64]:
+        table = self._codes.setdefault(kind, {})
+        got = list(map(table.get, uniq))
+        if None in got:
+            got = [self.code_of(u) if c is None else c for u, c in zip(uniq, got, strict=True)]
+        return np.array(got, dtype=np.int64)
 
     def encode(self, keys: Sequence[Any] | NDArray[Any]) -> NDArray[np.int64]:
         """Codes of a batch of keys (new keys are added in first-seen order)."""
@@ -53,8 +104,16 @@ class KeyTable:
             arr: NDArray[Any] = keys
             kinds = {type(arr[0].item())}
         else:
-            arr = np.asarray(keys, dtype=object) if not isinstance(keys, np.ndarray) else keys
-            kinds = set(map(type, arr))
+            kinds = set(map(type, keys))
+            if kinds == {int}:
+                try:  # ints factorize an order of magnitude faster as int64 than as objects
+                    arr = np.array(keys, dtype=np.int64)
+                except OverflowError:
+                    arr = np.asarray(keys, dtype=object)
+            elif isinstance(keys, np.ndarray):
+                arr = keys
+            else:
+                arr = np.asarray(keys, dtype=object)
         if len(kinds & {bool, int, float}) > 1 or not kinds <= {str, int, float, bool, type(None)}:
             return np.fromiter((self.code_of(k) for k in arr), dtype=np.int64, count=n)
         local, uniques = pd.factorize(arr, use_na_sentinel=True)
@@ -68,7 +127,11 @@ class KeyTable:
             codes = [self.code_of(u) for u in order]
             mapping = np.array(codes[:before] + codes[before + 1 :] + [codes[before]], dtype=np.int64)
         else:
-            mapping = np.fromiter(
-                (self.code_of(u) for u in uniq_list), dtype=np.int64, count=len(uniq_list)
-            )
+            real = kinds - {type(None)}
+            if len(real) == 1 and uniq_list and type(uniq_list[0]) in real:
+                mapping = self._codes_of(uniq_list, type(uniq_list[0]))
+            else:
+                mapping = np.fromiter(
+                    (self.code_of(u) for u in uniq_list), dtype=np.int64, count=len(uniq_list)
+                )
         return mapping[local]
