@@ -61,6 +61,9 @@ class GateConfig:
     """Columns the gate keeps: __key, __et, __a<i>... (and adds __wlim)."""
     source_columns: tuple[str, ...]
     corrupt_column: str
+    judge_lateness: bool = True
+    """False on the engine path: the engine judges lateness itself; the gate only splits off
+    dead letters."""
 
     def our_watermark(self, spark_watermark: int) -> int | None:
         """The spec's watermark before a batch, from Spark's batch watermark (None = none yet)."""
@@ -127,6 +130,7 @@ def make_gate(cfg: GateConfig) -> Any:
         wm = cfg.our_watermark(_batch_watermark(cfg, batch_id)) if batch_id is not None else None
         dead: list[str] = []
         late: list[str] = []
+        max_arrival: int | None = None
         counts: dict[tuple[str, int, int], list[int]] = {}
         ident = {"job": cfg.job, "version": cfg.version, "store": cfg.store}
 
@@ -149,7 +153,7 @@ def make_gate(cfg: GateConfig) -> Any:
                 idx = np.flatnonzero(bad)
                 texts = record_of(rb, idx)
                 raw = corrupt.to_pylist() if corrupt_mask.any() else None
-                for pos, i in enumerate(idx):
+                for pos, i in enumerate(idx.tolist()):
                     if corrupt_mask[i]:
                         reason, rec = "unparsable record", (raw[i] if raw else texts[pos])
                     elif cfg.has_key and key_null[i]:
@@ -161,7 +165,7 @@ def make_gate(cfg: GateConfig) -> Any:
             t = np.asarray(pc.fill_null(et_col, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
             keep = good.copy()
             wlim = np.full(n, LONG_MIN, dtype=np.int64)
-            if wm is not None and good.any():
+            if cfg.judge_lateness and wm is not None and good.any():
                 starts = window_starts(t, cfg.size, cfg.step, cfg.align_to)
                 member = [good & (s + cfg.size > t) for s in starts]
                 if cfg.event_basis:
@@ -190,8 +194,7 @@ def make_gate(cfg: GateConfig) -> Any:
                     drop_rows = np.flatnonzero(any_drop)
                     rec_text = dict(zip(drop_rows.tolist(), record_of(rb, drop_rows), strict=True))
                     for s, d, a in zip(starts, drop_pairs, accept_pairs, strict=True):
-                        for row in np.flatnonzero(d | a).tolist():
-                            i = int(row)
+                        for i in np.flatnonzero(d | a).tolist():
                             start = int(s[i])
                             ck = (keys[i], start, start + cfg.size)
                             c = counts.setdefault(ck, [0, 0])
@@ -204,6 +207,10 @@ def make_gate(cfg: GateConfig) -> Any:
                                 }))
                             else:
                                 c[0] += 1
+            if "__arrival" in cfg.out_columns and n:
+                a = pc.max(rb.column("__arrival")).as_py()
+                if a is not None:
+                    max_arrival = a if max_arrival is None else max(max_arrival, a)
             out = rb.select(list(cfg.out_columns)).filter(pa.array(keep))
             yield out.append_column(WLIM, pa.array(wlim[keep], type=pa.int64()))
         if batch_id is not None:
@@ -211,6 +218,9 @@ def make_gate(cfg: GateConfig) -> Any:
             root = Path(cfg.side_root)
             _write_lines(root / "dead_letters" / f"batch_id={batch_id}" / part, dead)
             _write_lines(root / "late" / f"batch_id={batch_id}" / part, late)
+            if "__arrival" in cfg.out_columns:
+                _write_lines(root / "arrival" / f"batch_id={batch_id}" / part,
+                             [] if max_arrival is None else [str(max_arrival)])
             _write_lines(
                 root / "late_counts" / f"batch_id={batch_id}" / part,
                 [

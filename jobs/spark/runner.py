@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 from jobs.spark.bookkeeping import BatchReport, Reporter, build_report
 from jobs.spark.checkpoint import strip_scheme
 from jobs.spark.context import JobContext
+from jobs.spark.engine_host import ARRIVAL
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column, build_projection
 from jobs.spark.gate import WLIM, GateConfig, make_gate
-from jobs.spark.plan import shift_for, window_step
+from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
-from jobs.spark.sinks import pane_frame, write_panes
+from jobs.spark.sinks import PANE_COLUMNS, pane_frame, write_engine_side, write_panes
 from jobs.spark.sources import read_stream
 
 if TYPE_CHECKING:
@@ -42,6 +43,11 @@ class RunOptions:
     trigger_interval: str = "1 second"
     source_options: dict[str, str] = field(default_factory=dict)
     poll_seconds: float = 0.5
+    buckets: int | None = None
+    """Engine path: buckets (one engine, one state blob, one Python call per micro-batch each);
+    default = spark.sql.shuffle.partitions."""
+    arrival_column: str | None = None
+    """Test mode (engine path): processing time of a batch = max of this epoch-ms column."""
     stop_timeout_seconds: float = 120.0
 
 
@@ -82,45 +88,90 @@ class JobRunner:
         projection = build_projection(defn, src.schema, empty)
         projected = src.select(*projection.columns)
         if not ctx.plan.native:
-            from jobs.spark.engine_host import build_engine_query
-
-            return build_engine_query(self, projected, projection)
+            return self._engine_writer(projected, projection)
         return self._native_writer(projected, projection)
 
-    def _native_writer(self, projected: DataFrame, projection: Any) -> Any:
+    def _gate(self, projected: DataFrame, projection: Any, native: bool) -> DataFrame:
+        """Dead letters split off (and, on the native path, lateness judged) in one pass."""
+        from pyspark.sql import functions as F
         from pyspark.sql.types import LongType, StructField, StructType
 
-        from jobs.spark.native import build_native, native_pane_columns
-
         ctx, defn = self.ctx, self.ctx.defn
-        size, step = window_step(defn)
-        out_cols = (KEY, EVENT_TIME, *[agg_column(i) for i in range(len(defn.aggregations))])
+        size, step = window_step(defn) if native else (1, 1)
+        extra: tuple[str, ...] = ()
+        if not native:
+            extra = tuple(projection.source_columns)
+            if self.options.arrival_column:
+                projected = projected.withColumn(
+                    ARRIVAL, F.col(f"`{self.options.arrival_column}`").cast("bigint"))
+                extra = (*extra, ARRIVAL)
+        out_cols = (KEY, EVENT_TIME, *[agg_column(i) for i in range(len(defn.aggregations))],
+                    *extra)
         cfg = GateConfig(
             job=ctx.job, version=ctx.version, store=ctx.store, checkpoint=ctx.checkpoint,
             side_root=ctx.output_root, has_key=defn.key is not None, size=size, step=step,
             align_to=defn.window.align_to, allowed_lateness=defn.allowed_lateness,
             event_basis=defn.lateness_basis == "event", shift=shift_for(step),
             out_columns=out_cols, source_columns=tuple(projection.source_columns),
-            corrupt_column=CORRUPT_COLUMN,
+            corrupt_column=CORRUPT_COLUMN, judge_lateness=native,
         )
         self._to_ours = cfg.our_watermark
         by_name = {f.name: f for f in projected.schema.fields}
         gate_schema = StructType(
             [by_name[c] for c in out_cols] + [StructField(WLIM, LongType(), False)]
         )
-        gated = projected.mapInArrow(make_gate(cfg), gate_schema)
-        aggregated = build_native(gated, defn)
+        return projected.mapInArrow(make_gate(cfg), gate_schema)
+
+    def _native_writer(self, projected: DataFrame, projection: Any) -> Any:
+        from jobs.spark.native import build_native, native_pane_columns
+
+        ctx, defn = self.ctx, self.ctx.defn
+        aggregated = build_native(self._gate(projected, projection, native=True), defn)
         columns = native_pane_columns(defn)
+        to_ours = self._to_ours
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:
             from jobs.spark.checkpoint import read_batch_info
 
-            wm = cfg.our_watermark(read_batch_info(ctx.checkpoint, batch_id).watermark_ms)
+            wm = to_ours(read_batch_info(ctx.checkpoint, batch_id).watermark_ms)
             panes = pane_frame(ctx, batch, columns, batch_id, wm)
             self._panes[batch_id] = write_panes(ctx, panes, batch_id, self.catalog_writer)
 
         return (
             aggregated.writeStream.outputMode("append")
+            .foreachBatch(write_batch)
+            .option("checkpointLocation", ctx.checkpoint)
+        )
+
+    def _engine_writer(self, projected: DataFrame, projection: Any) -> Any:
+        from pyspark.sql import functions as F
+
+        from jobs.spark.engine_host import build_engine_stream
+
+        ctx, defn = self.ctx, self.ctx.defn
+        gated = self._gate(projected, projection, native=False)
+        self._to_ours = lambda wm: wm - SHIFT_FLOOR if wm > 0 else None
+        buckets = self.options.buckets or int(
+            self.spark.conf.get("spark.sql.shuffle.partitions") or "4")
+        out = build_engine_stream(gated, defn, projection.source_columns, buckets,
+                                  arrival=bool(self.options.arrival_column),
+                                  checkpoint=ctx.checkpoint, side_root=ctx.output_root)
+        pane_cols = [F.col(f"`{c}`") for c in PANE_COLUMNS]
+
+        def write_batch(batch: DataFrame, batch_id: int) -> None:
+            batch = batch.cache()
+            try:
+                panes = batch.where(F.col("kind") == "pane").select(
+                    F.lit(ctx.job).alias("job"), F.lit(ctx.version).cast("int").alias("version"),
+                    F.lit(ctx.store).alias("store"), *pane_cols)
+                self._panes[batch_id] = write_panes(ctx, panes, batch_id, self.catalog_writer)
+                side = batch.where(F.col("kind") != "pane").select("kind", "payload").collect()
+                write_engine_side(ctx, batch_id, [(r["kind"], r["payload"]) for r in side])
+            finally:
+                batch.unpersist()
+
+        return (
+            out.writeStream.outputMode("append")
             .foreachBatch(write_batch)
             .option("checkpointLocation", ctx.checkpoint)
         )

@@ -22,7 +22,10 @@ from jobs.spark.context import JobContext
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-PaneColumns = Callable[[JobContext], "list[Column]"]
+PANE_COLUMNS = [
+    "key", "window_start", "window_end", "first_event_time", "last_event_time", "timing",
+    "pane_index", "is_first", "is_last", "retraction", "values", "emitted_at", "watermark",
+]
 
 
 def pane_frame(ctx: JobContext, batch: DataFrame, columns: list[Column], batch_id: int,
@@ -102,3 +105,35 @@ def read_side(root: str, kind: str, batch_id: int) -> list[dict[str, Any]]:
         with f.open(encoding="utf-8") as fh:
             out.extend(json.loads(line) for line in fh if line.strip())
     return out
+
+
+def write_engine_side(ctx: JobContext, batch_id: int, rows: list[tuple[str, str]]) -> None:
+    """Late records and late counts the engine emitted in one batch, in the same per-batch
+    JSON-lines layout as the gate's side files (replaced on a re-run, never appended)."""
+    from pathlib import Path
+
+    from jobs.engine.records import key_json
+    from jobs.spark.gate import _write_lines
+
+    ident = {"job": ctx.job, "version": ctx.version, "store": ctx.store}
+    late: list[str] = []
+    counts: list[str] = []
+    for kind, payload in rows:
+        obj = json.loads(payload)
+        if kind == "late":
+            late.append(json.dumps({
+                **ident, "key": key_json(obj.get("key")), "event_time": obj.get("event_time"),
+                "window_start": obj.get("window_start"), "window_end": obj.get("window_end"),
+                "reason": obj.get("reason"),
+                "record": json.dumps(obj.get("record"), ensure_ascii=False, default=str),
+            }, ensure_ascii=False))
+        elif kind == "late_count":
+            counts.append(json.dumps({
+                "key": key_json(obj.get("key")), "window_start": obj.get("window_start"),
+                "window_end": obj.get("window_end"), "accepted": int(obj.get("accepted", 0)),
+                "dropped": int(obj.get("dropped", 0)),
+            }, ensure_ascii=False))
+    root = Path(ctx.output_root)
+    part = "part-engine.jsonl"
+    _write_lines(root / "late" / f"batch_id={batch_id}" / part, late)
+    _write_lines(root / "late_counts" / f"batch_id={batch_id}" / part, counts)
