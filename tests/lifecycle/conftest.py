@@ -48,6 +48,19 @@ sink: {{kind: catalog}}
 """
 
 
+def hopping_mean(name: str = "scores") -> str:
+    """The new-store edit of :func:`definition`: hopping 2m/1m mean."""
+    return f"""\
+name: {name}
+key: team
+event_time: et
+window: {{type: hopping, size: 2m, step: 1m}}
+aggregations:
+  - {{name: total, fn: mean, of: score}}
+sink: {{kind: catalog}}
+"""
+
+
 @pytest.fixture(scope="session")
 def catalog_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("lifecycle-catalog") / "template.db"
@@ -85,8 +98,9 @@ class Harness:
     def supervisor(self, mode: str = "run", **kw: object) -> Supervisor:
         return self.make(mode=mode, **kw)
 
-    def migrator(self, mode: str = "run") -> Migrator:
-        return Migrator(self.make(mode=mode, actor="airflow:migration"), actor="airflow:migration")
+    def migrator(self, mode: str = "run", **kw: object) -> Migrator:
+        sup = self.make(mode=mode, actor="airflow:migration", **kw)
+        return Migrator(sup, actor="airflow:migration")
 
 
 @pytest.fixture

@@ -7,6 +7,12 @@ stop on SIGTERM) and misbehaves on command, so the supervisor is tested without 
 ``FAKE_MODE``: ``run`` (default: heartbeat until SIGTERM), ``crash`` (exit 3 at once),
 ``hang`` (never heartbeat), ``ignore_term`` (heartbeat, ignore SIGTERM), ``nocatalog``
 (sleep, touch nothing). ``FAKE_HEARTBEAT_S`` sets the heartbeat period (default 0.2).
+
+With ``FAKE_SOURCE_T0`` (epoch ms) it also commits a micro-batch per period, like a job reading
+a source whose input grows with wall time (event time up to ``now - FAKE_SOURCE_T0`` exists):
+each batch advances its store's watermark by ``FAKE_CHUNK_MS`` (default 5000) but never past
+the input, and resumes from the store's last committed batch (a checkpoint). A new store
+therefore replays from 0 and catches up with a run that is already at the head.
 """
 
 from __future__ import annotations
@@ -52,14 +58,41 @@ def main() -> int:
     else:
         signal.signal(signal.SIGTERM, on_term)
     period = float(os.environ.get("FAKE_HEARTBEAT_S", "0.2"))
+    source_t0 = os.environ.get("FAKE_SOURCE_T0")
+    chunk = int(os.environ.get("FAKE_CHUNK_MS", "5000"))
+    last = catalog.progress(args.job, store=run.store, limit=1)
+    batch_id = last[-1].batch_id + 1 if last else 0
+    wm = (last[-1].watermark or 0) if last else 0
+    if last:
+        print(f"resuming store {run.store} at batch {batch_id}, watermark {wm}", flush=True)
     while not stopping:
-        if mode != "hang":
+        if mode == "hang":
+            pass
+        elif source_t0 is not None:
+            head = time.time_ns() // 1_000_000 - int(source_t0)
+            wm = max(wm, min(wm + chunk, head))
+            commit_batch(catalog, run.id, run.store, batch_id, wm)
+            batch_id += 1
+        else:
             catalog.heartbeat(run.id)
         time.sleep(period)
     catalog.end_run(run.id, "stopped", "SIGTERM: stopped after the current batch",
                     actor=f"spark:{run.id}")
     print("stopped gracefully", flush=True)
     return 0
+
+
+def commit_batch(catalog: object, run_id: int, store: str, batch_id: int, wm: int) -> None:
+    from datetime import UTC, datetime
+
+    from jobs.catalog.records import BatchProgress, BatchSnapshot
+
+    progress = BatchProgress(batch_id=batch_id, input_rows=10, rows_per_second=50.0,
+                             duration_ms=5, watermark=wm, state_rows=1, state_bytes=100)
+    snap = BatchSnapshot(batch_id=batch_id, committed_at=datetime.now(tz=UTC), watermark=wm,
+                         source_offsets={"files": batch_id}, state_bytes=100,
+                         checkpoint_location=f"/checkpoints/{store}")
+    catalog.record_batch(run_id, progress, snap, [])  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":
