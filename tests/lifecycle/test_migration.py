@@ -12,7 +12,7 @@ import time
 import pytest
 from conftest import Harness, definition, hopping_mean, pid_alive, wait_for
 
-from jobs.lifecycle.migration import Migrator, rollback
+from jobs.lifecycle.migration import rollback
 from jobs.lifecycle.outbox import poll_changes
 
 
