@@ -1,0 +1,114 @@
+"""Windows, Late data, Recovery snapshots and Migrations: what an operator reads there.
+
+Expected values come from the ``ran_job`` fixture's docstring (two micro-batches written by
+hand), not from the pages' own output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobs.catalog import BatchProgress, BatchSnapshot, Catalog
+from tests.ui.helpers import T0, app_as, button, landing, team_scores, texts, widget
+
+
+def frame_with(at, column: str):  # type: ignore[no-untyped-def]
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_windows_lists_emitted_panes_and_open_windows(ran_job: str) -> None:
+    at = app_as("viewer", "views/windows.py")
+    assert not at.exception
+    panes = frame_with(at, "batch")
+    assert list(panes["timing"]) == ["ON_TIME", "LATE"]
+    assert list(panes["v.total"]) == [7, 9] and list(panes["v.n"]) == [2, 3]
+    assert list(panes["batch"]) == [0, 1]
+    # a's window has fired twice but has no final pane: it is open
+    assert "Open windows (1)" in texts(at)
+    assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_windows_empty_state(cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
+    cat.create_job(team_scores(landing(tmp_path / "l", [])), "editor")
+    at = app_as("viewer", "views/windows.py")
+    assert "No panes emitted yet" in texts(at)
+
+
+def test_late_data_counts_samples_and_dead_letters(ran_job: str) -> None:
+    at = app_as("viewer", "views/late_data.py")
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Late accepted"] == "1" and metrics["Late dropped"] == "1"
+    per_window = frame_with(at, "accepted")
+    by_key = {r["key"]: (r["accepted"], r["dropped"]) for _, r in per_window.iterrows()}
+    assert by_key == {'"a"': (1, 0), '"b"': (0, 1)}
+    late = frame_with(at, "reason")
+    assert list(late["reason"]) == ["expired"]
+    assert '"score": 9' in late["record"].iloc[0]
+    dead = next(d.value for d in at.dataframe if list(d.value.columns)[-1] == "record"
+                and "key" not in d.value.columns)
+    assert list(dead["reason"]) == ["key is null"]
+    assert len(at.get("vega_lite_chart")) == 2  # per window, over time
+
+
+def test_late_data_empty_state(cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
+    cat.create_job(team_scores(landing(tmp_path / "l", [])), "editor")
+    at = app_as("viewer", "views/late_data.py")
+    assert "No late or malformed records" in texts(at)
+
+
+def test_snapshots_list_and_detail(ran_job: str) -> None:
+    at = app_as("viewer", "views/snapshots.py")
+    assert not at.exception
+    table = frame_with(at, "batch id")
+    assert list(table["batch id"]) == [1, 0]  # newest first
+    assert list(table["watermark"]) == ["2026-01-01T00:02:30.000Z", "2026-01-01T00:01:50.000Z"]
+    widget(at, "selectbox", "Snapshot").select(0).run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Watermark"] == "2026-01-01T00:01:50.000Z" and metrics["State rows"] == "2"
+
+
+def test_roll_back_to_an_earlier_store(cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
+    """v2 has a new store (bigger windows) and is active; v1's store has run before, so
+    re-activating v1 resumes its checkpoint."""
+    src = landing(tmp_path / "landing", [])
+    v1 = cat.create_job(team_scores(src), "editor")
+    run = cat.start_run("team_scores", 1, v1.store_name, 1, "h", None)
+    cat.record_batch(run.id, BatchProgress(0, 1, 1.0, 1, T0, 1, 10),
+                     BatchSnapshot(0, v1.created_at, T0, {"o": 0}, 10, "/ckpt/v1"), [])
+    cat.end_run(run.id, "stopped", "test")
+    cat.save_version("team_scores", team_scores(src, size="2m"), "editor", base_version=1)
+    cat.activate("team_scores", 2, "operator", mode="immediate")
+    assert cat.job("team_scores").active_version == 2
+
+    at = app_as("operator", "views/snapshots.py")
+    widget(at, "selectbox", "State store").select(v1.store_name).run()
+    assert button(at, "Roll back to this store").disabled
+    widget(at, "checkbox", "I want to roll team_scores back to v1").check().run()
+    button(at, "Roll back to this store").click().run()
+    assert not at.exception
+    assert cat.job("team_scores").active_version == 1
+    assert cat.audit(job="team_scores", action="rollback")[0].actor == "operator"
+
+
+def test_migrations_progress(cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
+    src = landing(tmp_path / "landing", [])
+    cat.create_job(team_scores(src), "editor")
+    cat.save_version("team_scores", team_scores(src, size="2m"), "editor", base_version=1)
+    cat.activate("team_scores", 2, "editor")  # new store: plans a migration
+    (m,) = cat.migrations("team_scores")
+    cat.update_migration(m.id, "replaying", "airflow", replayed_files=3, total_files=12,
+                         new_watermark=T0, old_watermark=T0 + 90_000)
+    at = app_as("viewer", "views/migrations.py")
+    assert not at.exception
+    (bar,) = at.get("progress")
+    assert bar.value == 25 and "3 of 12 files" in bar.proto.text  # percent
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Catch-up remaining"] == "1m30s"
+    assert "Running (1)" in texts(at)
+
+
+def test_migrations_empty_state(cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
+    cat.create_job(team_scores(landing(tmp_path / "l", [])), "editor")
+    at = app_as("viewer", "views/migrations.py")
+    assert "No migrations yet" in texts(at)
