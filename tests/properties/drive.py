@@ -59,13 +59,14 @@ def definition(
     accumulation: str = "accumulating",
     aggregations: list[dict[str, Any]] | None = None,
     basis: str = "window",
+    scope: str = "global",
 ) -> Definition:
     return load_definition(
         {
             "name": "prop",
             "key": "k",
             "event_time": "t",
-            "watermark": {"strategy": "bounded", "delay": delay},
+            "watermark": {"strategy": "bounded", "delay": delay, "scope": scope},
             "window": window,
             "allowed_lateness": lateness,
             "lateness_basis": basis,
