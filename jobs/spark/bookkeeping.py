@@ -53,6 +53,10 @@ class BatchReport:
 class Reporter(Protocol):
     def report(self, batch: BatchReport) -> None: ...
 
+    def known_batches(self) -> set[int]:
+        """Batch ids already recorded for this store (to backfill what a crash lost)."""
+        ...
+
 
 WatermarkMap = Callable[[int], "int | None"]
 
@@ -115,6 +119,11 @@ class CatalogReporter:
     def __init__(self, catalog: Any, run_id: int) -> None:
         self.catalog = catalog
         self.run_id = run_id
+
+    def known_batches(self) -> set[int]:
+        run = self.catalog.run(self.run_id)
+        snaps = self.catalog.snapshots(run.job, store=run.store, limit=1_000_000)
+        return {s.batch_id for s in snaps}
 
     def report(self, batch: BatchReport) -> None:
         from jobs.catalog.records import (

@@ -28,7 +28,7 @@ import json
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from jobs.definition.model import Definition
 from jobs.spark.errors import SparkRuntimeError
@@ -65,7 +65,7 @@ def unsupported(defn: Definition) -> list[str]:
     return out
 
 
-def engine_mode(defn: Definition) -> str:
+def engine_mode(defn: Definition) -> Literal["internal", "external"]:
     return "external" if defn.watermark.scope == "global" else "internal"
 
 
@@ -182,11 +182,11 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
         def _load(self) -> Any:
             from jobs.engine import make_engine
 
-            eng = make_engine(cfg.defn, None, self.mode)  # type: ignore[arg-type]
+            eng = make_engine(cfg.defn, None, self.mode)
             if self.state.exists():
                 blob = self.state.get()[0]
                 snap = json.loads(zlib.decompress(bytes(blob)))
-                eng = make_engine(cfg.defn, type(eng.state).restore(snap), self.mode)  # type: ignore[arg-type]
+                eng = make_engine(cfg.defn, type(eng.state).restore(snap), self.mode)
             return eng
 
         def _save(self, eng: Any) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jobs.spark.bookkeeping import BatchReport, Reporter, build_report
-from jobs.spark.checkpoint import strip_scheme
+from jobs.spark.checkpoint import committed_batches, strip_scheme
 from jobs.spark.context import JobContext
 from jobs.spark.engine_host import ARRIVAL
 from jobs.spark.errors import SparkRuntimeError
@@ -43,6 +43,7 @@ class RunOptions:
     trigger_interval: str = "1 second"
     source_options: dict[str, str] = field(default_factory=dict)
     poll_seconds: float = 0.5
+    heartbeat_seconds: float = 10.0
     buckets: int | None = None
     """Engine path: buckets (one engine, one state blob, one Python call per micro-batch each);
     default = spark.sql.shuffle.partitions."""
@@ -71,6 +72,8 @@ class JobRunner:
         self._panes: dict[int, int] = {}
         self._to_ours: Callable[[int], int | None] = lambda wm: wm if wm > 0 else None
         self.query: StreamingQuery | None = None
+        self.on_poll: Callable[[], object] | None = None
+        """Called every ``heartbeat_seconds`` while the query runs (the run's heartbeat)."""
 
     # ------------------------------------------------------------ building
 
@@ -191,8 +194,13 @@ class JobRunner:
         """Run until the query ends (``until_idle``) or a stop is requested; returns the exit
         reason (``idle`` / ``stopped``). Raises the query's exception if it failed."""
         q = self.query or self.start()
+        self.backfill()
         reason = "idle"
+        last_beat = 0.0
         while True:
+            if self.on_poll is not None and time.monotonic() - last_beat >= self.options.heartbeat_seconds:
+                self.on_poll()
+                last_beat = time.monotonic()
             if q.awaitTermination(self.options.poll_seconds):  # type: ignore[arg-type]
                 break
             self.drain_progress()
@@ -211,6 +219,22 @@ class JobRunner:
         while q.isActive and q.status.get("isTriggerActive") and time.monotonic() < deadline:
             time.sleep(0.05)
         q.stop()
+
+    def backfill(self) -> None:
+        """Report committed batches the catalog never heard of: a driver killed between a
+        batch's commit and its report loses the report, not the batch. Their Spark metrics
+        are gone (reported as 0); snapshot, watermark, late counts and dead letters are rebuilt
+        from the checkpoint and the batch's side files."""
+        if self.reporter is None or not hasattr(self.reporter, "known_batches"):
+            return
+        known = self.reporter.known_batches()
+        for bid in committed_batches(self.ctx.checkpoint):
+            if bid in known or bid in self._reported:
+                continue
+            report = build_report(self.ctx, {"batchId": bid, "durationMs": {}}, self._to_ours)
+            self._reported.add(bid)
+            self.reports.append(report)
+            self.reporter.report(report)
 
     def drain_progress(self) -> None:
         """Report every committed batch not reported yet (oldest first)."""

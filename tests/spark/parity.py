@@ -17,6 +17,7 @@ from jobs.definition import Definition, load_definition
 from jobs.replay import replay_lines
 from jobs.spark.context import JobContext
 from jobs.spark.runner import JobRunner, RunOptions
+
 from .conftest import land
 
 Instants = list[tuple[int, list[dict[str, Any]]]]

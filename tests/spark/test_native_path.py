@@ -13,6 +13,7 @@ from jobs.config import Settings
 from jobs.definition import load_definition
 from jobs.spark.context import JobContext
 from jobs.spark.runner import JobRunner, RunOptions
+
 from .conftest import land, read_jsonl_dir
 from .parity import canon, replay_output, spark_panes
 
