@@ -83,6 +83,10 @@ def compile_expression(sql: str, field: str = "expression") -> Fn:
             return inner(row)
         except ExpressionError as exc:
             raise ExpressionError(f"{exc.message} (in {text})", field) from None
+        except (ArithmeticError, ValueError, TypeError, InvalidOperation) as exc:
+            # a value no rule above anticipated (e.g. an infinite float where an integer is
+            # needed): still data, so still an ExpressionError (a dead letter), not a crash
+            raise ExpressionError(f"cannot evaluate: {exc} (in {text})", field) from None
 
     return run
 
@@ -582,7 +586,10 @@ def _int_divide(a: Any, b: Any) -> int:
     if isinstance(x, int) and isinstance(y, int):
         q = abs(x) // abs(y)
         return _check_int(q if (x >= 0) == (y >= 0) else -q)
-    return _check_int(int(Decimal(repr(float(x))) / Decimal(repr(float(y)))))
+    fx, fy = float(x), float(y)
+    if not (math.isfinite(fx) and math.isfinite(fy)):
+        raise _fail(f"cannot divide {fx} by {fy} to an integer")
+    return _check_int(int(Decimal(repr(fx)) / Decimal(repr(fy))))
 
 
 @_builds(exp.IntDiv)
@@ -597,6 +604,8 @@ def _remainder(a: Any, b: Any) -> int | float:
     if isinstance(x, int) and isinstance(y, int):
         r = abs(x) % abs(y)
         return r if x >= 0 else -r
+    if not math.isfinite(x) or math.isnan(y):
+        return math.nan  # Java: Infinity % y and x % NaN are NaN
     return math.fmod(x, y)
 
 
@@ -791,7 +800,10 @@ def _between(node: exp.Between) -> Fn:
 
 def _ge(a: Any, b: Any) -> bool:
     x, y = _comparable(a, b)
-    return bool(x >= y)
+    try:
+        return bool(x >= y)
+    except TypeError:
+        raise _fail(f"cannot compare {a!r} with {b!r}") from None
 
 
 def _like_regex(pattern: str, escape: str = "\\") -> re.Pattern[str]:
@@ -995,6 +1007,16 @@ def _substring_sql(text: str, pos: int, length: int | None) -> str:
     return text[start:end]
 
 
+def _whole(v: Any) -> int:
+    """An integer argument (positions, lengths); Spark truncates doubles toward zero."""
+    n = _number(v)
+    if isinstance(n, float):
+        if not math.isfinite(n):
+            raise _fail(f"{n} is not a valid position or length")
+        return int(n)
+    return n
+
+
 @_builds(exp.Substring)
 def _substring(node: exp.Substring) -> Fn:
     value = build(node.this)
@@ -1006,7 +1028,7 @@ def _substring(node: exp.Substring) -> Fn:
         n = length(row) if length is not None else None
         if v is None or p is None or (length is not None and n is None):
             return None
-        return _substring_sql(_string(v), int(_number(p)), None if n is None else int(_number(n)))
+        return _substring_sql(_string(v), _whole(p), None if n is None else _whole(n))
 
     return run
 
