@@ -15,6 +15,7 @@ are the sentinels ``NEG_INF``/``POS_INF`` so comparisons need no special cases.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, overload
 
@@ -124,6 +125,21 @@ class Engine:
         self._idle = self._bounded and wmd.idle_advance
         self._key_scope = self._bounded and wmd.scope == "key"
         self._kj_cache: dict[tuple[type, Key], str] = {}
+        # Derived indexes (never snapshotted, rebuilt from the state): windows by the global
+        # watermark at which they next need attention (close, then close + allowed lateness;
+        # under per-key watermarks a key's windows are scanned when its watermark moves), and
+        # by their processing-time timer. Entries are (instant, key json, window id) and are
+        # checked against the window when popped, so stale ones are simply skipped.
+        self._deadlines: list[tuple[int, str, int]] = []
+        self._timers: list[tuple[int, str, int]] = []
+        for kj, ks in self.state.keys.items():
+            for wid, win in ks.windows.items():
+                if not self._key_scope:
+                    self._deadlines.append((self._deadline(win), kj, wid))
+                if win.timer is not None:
+                    self._timers.append((win.timer, kj, wid))
+        heapq.heapify(self._deadlines)
+        heapq.heapify(self._timers)
 
     # ------------------------------------------------------------------ public API
 
@@ -148,7 +164,7 @@ class Engine:
         if self.mode == "internal" and self._processing_clock:
             if st.watermark is None or now_ms > st.watermark:
                 st.watermark = now_ms
-                out.extend(self._fire(list(st.keys.values())))
+                out.extend(self._fire(()))
         elif self._idle:
             if self._key_scope:
                 moved = []
@@ -159,7 +175,7 @@ class Engine:
                 out.extend(self._fire(moved))
             elif st.idle_base is not None and st.idle_base_pt is not None:
                 st.watermark = st.idle_base + (now_ms - st.idle_base_pt)
-                out.extend(self._fire(list(st.keys.values())))
+                out.extend(self._fire(()))
         return out
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
@@ -212,17 +228,13 @@ class Engine:
             st.max_event_time = bmax
         late.sort(key=lambda x: (x[0], x[1]))
         out.extend(x[2] for x in late)
-        fire_all = False
         if self._bounded:
             if self._key_scope:
                 for ks, kmax in touched:
                     self._raise_key_watermark(ks, kmax - self._delay, now)
             else:
-                before = st.watermark
                 self._raise_global_watermark(bmax - self._delay, now)
-                fire_all = st.watermark != before
-        fire = list(st.keys.values()) if fire_all else [ks for ks, _ in touched]
-        out.extend(self._fire(fire))
+        out.extend(self._fire([ks for ks, _ in touched]))
         return out
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
@@ -237,7 +249,7 @@ class Engine:
         if st.ended or (st.watermark is not None and wm_ms <= st.watermark):
             return []
         st.watermark = wm_ms
-        return self._fire(list(st.keys.values()))
+        return self._fire(())
 
     def end_of_input(self) -> list[Emission]:
         """The watermark goes to +infinity: every window fires what it owes and closes."""
@@ -368,7 +380,7 @@ class Engine:
                 if self._expired(close, wm0):
                     self._drop(ks, kj, t, s0, e0, "expired", idx, rec, late)
                     continue
-                w = ks.windows[wid] = self._new_window(s0, e0, close, wm0 >= close)
+                w = ks.windows[wid] = self._new_window(kj, s0, e0, close, wm0 >= close)
             self._add(w, t, seq, vals)
             if wm0 >= close:
                 self._count_late(ks, kj, s0, e0, accepted=1)
@@ -398,19 +410,19 @@ class Engine:
             if self._expired(close, wm0):
                 self._drop(ks, kj, t, t, close, "expired", idx, rec, late)
                 return
-            w = ks.windows[t] = self._new_window(t, close, close, wm0 >= close)
+            w = ks.windows[t] = self._new_window(kj, t, close, close, wm0 >= close)
         elif len(hits) == 1 and hits[0].first_t is not None and hits[0].last_t is not None and (
             hits[0].first_t <= t <= hits[0].last_t
         ):
             w = hits[0]
         else:
-            w = self._merge_sessions(ks, hits, t, wm0)
+            w = self._merge_sessions(ks, kj, hits, t, wm0)
         self._add(w, t, seq, vals)
         if wm0 >= w.close:
             self._count_late(ks, kj, w.start, w.end, accepted=1)
 
     def _merge_sessions(
-        self, ks: KeyState, hits: list[WindowState], t: int, wm0: int
+        self, ks: KeyState, kj: str, hits: list[WindowState], t: int, wm0: int
     ) -> WindowState:
         """A new window replacing ``hits`` (an extension is a merge with one window): new
         bounds, pane index 0, merged aggregates, pending elements and earliest timer."""
@@ -418,7 +430,7 @@ class Engine:
         first = min([t] + [w.first_t for w in hits if w.first_t is not None])
         last = max([t] + [w.last_t for w in hits if w.last_t is not None])
         close = last + self._gap
-        new = self._new_window(first, close, close, wm0 >= close)
+        new = self._new_window(kj, first, close, close, wm0 >= close)
         accs = hits[0].accs
         for w in hits[1:]:
             accs = [aggregates.merge(fn, a, b) for fn, a, b in zip(self._fns, accs, w.accs,
@@ -428,7 +440,8 @@ class Engine:
         new.elements = sum(w.elements for w in hits)
         new.pending = sum(w.pending for w in hits)
         timers = [w.timer for w in hits if w.timer is not None]
-        new.timer = min(timers) if timers else None
+        if timers:
+            self._set_timer(kj, first, new, min(timers))
         if self._retracting:
             for w in hits:
                 new.retract.extend(w.retract)
@@ -457,7 +470,9 @@ class Engine:
         item: list[Any] = [t, seq, vals]
         pos = bisect.bisect_right(recs, (t, seq), key=lambda r: (r[0], r[1]))
         recs.insert(pos, item)
-        starts = sliding_starts_containing(t, size, times)
+        # records an expired window could only have come from are ignored (they may be gone)
+        horizon = None if wm0 <= NEG_INF else wm0 - size - 2 - self._al
+        starts = sliding_starts_containing(t, size, times, horizon)
         if self._event_basis and t < wm0:
             del recs[pos]
             for s in starts:
@@ -471,7 +486,7 @@ class Engine:
                 if self._expired(close, wm0):
                     self._drop(ks, kj, t, s, s + size, "expired", idx, rec, late)
                     continue
-                w = ks.windows[s] = self._sliding_window(recs, s, wm0, exclude=item)
+                w = ks.windows[s] = self._sliding_window(kj, recs, s, wm0, exclude=item)
             self._add(w, t, seq, vals)
             joined = True
             if wm0 >= close:
@@ -485,15 +500,15 @@ class Engine:
             and not self._expired(s + size + 1, wm0)
             and sliding_right_window_nonempty(t, size, times)
         ):
-            ks.windows[s] = self._sliding_window(recs, s, wm0, exclude=None)
+            ks.windows[s] = self._sliding_window(kj, recs, s, wm0, exclude=None)
 
     def _sliding_window(
-        self, recs: list[list[Any]], s: int, wm0: int, exclude: list[Any] | None
+        self, kj: str, recs: list[list[Any]], s: int, wm0: int, exclude: list[Any] | None
     ) -> WindowState:
         """A new sliding window [s, s+size] holding the held records inside it (except
         ``exclude``, which the caller adds itself)."""
         size = self._size
-        w = self._new_window(s, s + size, s + size + 1, wm0 >= s + size + 1)
+        w = self._new_window(kj, s, s + size, s + size + 1, wm0 >= s + size + 1)
         lo = bisect.bisect_left(recs, s, key=lambda r: r[0])
         hi = bisect.bisect_right(recs, s + size, key=lambda r: r[0])
         for r in recs[lo:hi]:
@@ -501,15 +516,27 @@ class Engine:
                 self._add(w, r[0], r[1], r[2])
         return w
 
-    def _new_window(self, start: int | None, end: int | None, close: int,
+    def _new_window(self, kj: str, start: int | None, end: int | None, close: int,
                     born_late: bool) -> WindowState:
-        return WindowState(
+        """A new, empty window (the caller stores it under ``window_id(start)``)."""
+        w = WindowState(
             start=start,
             end=end,
             close=close,
             accs=[aggregates.new(fn) for fn in self._fns],
             born_late=born_late,
         )
+        if not self._key_scope:  # per-key watermarks: the key's own windows are scanned
+            heapq.heappush(self._deadlines, (close, kj, window_id(start)))
+        return w
+
+    def _deadline(self, w: WindowState) -> int:
+        """The watermark at which ``w`` next needs attention: its close, then its expiry."""
+        return w.close + self._al if w.passed else w.close
+
+    def _set_timer(self, kj: str, start: int | None, w: WindowState, due: int) -> None:
+        w.timer = due
+        heapq.heappush(self._timers, (due, kj, window_id(start)))
 
     def _add(self, w: WindowState, t: int, seq: int, vals: list[Any]) -> None:
         accs = w.accs
@@ -557,21 +584,39 @@ class Engine:
 
     # ------------------------------------------------------------------ firing
 
-    def _fire(self, kss: Iterable[KeyState]) -> list[Emission]:
-        """Run every window of ``kss`` through its trigger at the current watermark; panes
-        that fire together come out by window end, key JSON, window start."""
-        groups: list[tuple[tuple[int, str, int], list[Emission]]] = []
+    def _fire(self, scan: Iterable[KeyState]) -> list[Emission]:
+        """Run windows through their triggers at the current watermark: every window of the
+        keys in ``scan`` (they received records, or their own watermark moved) and, under a
+        global watermark, every window whose deadline it has reached. Panes that fire
+        together come out by window end, key JSON, window start."""
         st = self.state
-        for ks in list(kss):
+        todo: dict[tuple[str, int], tuple[KeyState, WindowState]] = {}
+        visited: dict[str, KeyState] = {}
+        for ks in scan:
             kj = self._kj(ks.key)
-            wm = self._wm(ks)
-            for wid, w in list(ks.windows.items()):
-                g = self._fire_window(ks, wid, w, wm)
-                if g:
-                    end = w.end if w.end is not None else POS_INF
-                    groups.append(((end, kj, wid), g))
+            visited[kj] = ks
+            for wid, w in ks.windows.items():
+                todo[(kj, wid)] = (ks, w)
+        if not self._key_scope or st.ended:
+            wm = POS_INF if st.ended else (NEG_INF if st.watermark is None else st.watermark)
+            heap = self._deadlines
+            while heap and heap[0][0] <= wm:
+                d, kj, wid = heapq.heappop(heap)
+                ks_ = st.keys.get(kj)
+                w_ = ks_.windows.get(wid) if ks_ is not None else None
+                if ks_ is None or w_ is None or self._deadline(w_) != d:
+                    continue  # stale: the window is gone or its deadline moved
+                todo[(kj, wid)] = (ks_, w_)
+                visited[kj] = ks_
+        groups: list[tuple[tuple[int, str, int], list[Emission]]] = []
+        for (kj, wid), (ks, w) in todo.items():
+            g = self._fire_window(ks, kj, wid, w, self._wm(ks))
+            if g:
+                end = w.end if w.end is not None else POS_INF
+                groups.append(((end, kj, wid), g))
+        for kj, ks in visited.items():
             if self._wtype == "sliding" and ks.records:
-                self._prune_records(ks, wm)
+                self._prune_records(ks, self._wm(ks))
             if not ks.windows and not ks.records and not self._key_scope and not (
                 ks.late_accepted or ks.late_dropped
             ):
@@ -579,7 +624,9 @@ class Engine:
         groups.sort(key=lambda g: g[0])
         return [e for _, g in groups for e in g]
 
-    def _fire_window(self, ks: KeyState, wid: int, w: WindowState, wm: int) -> list[Emission]:
+    def _fire_window(
+        self, ks: KeyState, kj: str, wid: int, w: WindowState, wm: int
+    ) -> list[Emission]:
         plan = self._plan
         now = self.state.processing_time
         if wm < w.close:  # early phase
@@ -590,14 +637,16 @@ class Engine:
                         return self._emit(ks, w, "EARLY", False, wm)
                 elif w.timer is None:
                     d = early.duration or 0
-                    w.timer = now + d if early.kind == "after" else next_boundary(
-                        now, d, early.align_to)
+                    self._set_timer(kj, w.start, w, now + d if early.kind == "after"
+                                    else next_boundary(now, d, early.align_to))
             return []
         out: list[Emission] = []
         expired = self._expired(w.close, wm)
         if not w.passed:
             w.passed = True
             w.timer = None  # pending early timers are dropped when the on-time pane fires
+            if not expired and not self._key_scope:
+                heapq.heappush(self._deadlines, (self._deadline(w), kj, wid))
             if plan.on_time and not w.born_late:
                 out = self._emit(ks, w, "ON_TIME", expired, wm)
                 if expired:
@@ -614,19 +663,25 @@ class Engine:
                 if w.pending >= (late.count or 1):
                     return self._emit(ks, w, "LATE", False, wm)
             elif w.timer is None:
-                w.timer = now + (late.duration or 0)
+                self._set_timer(kj, w.start, w, now + (late.duration or 0))
         return []
 
     def _fire_timers(self, now: int) -> list[Emission]:
-        due: list[tuple[tuple[int, int, str, int], KeyState, WindowState]] = []
-        for kj, ks in self.state.keys.items():
-            for wid, w in ks.windows.items():
-                if w.timer is not None and w.timer <= now:
-                    end = w.end if w.end is not None else POS_INF
-                    due.append(((w.timer, end, kj, wid), ks, w))
-        due.sort(key=lambda d: d[0])
+        """Fire the processing-time timers due at or before ``now``: by due time, then window
+        end, key JSON, window start."""
+        st = self.state
+        due: dict[tuple[str, int], tuple[tuple[int, int, str, int], KeyState, WindowState]] = {}
+        heap = self._timers
+        while heap and heap[0][0] <= now:
+            at, kj, wid = heapq.heappop(heap)
+            ks = st.keys.get(kj)
+            w = ks.windows.get(wid) if ks is not None else None
+            if ks is None or w is None or w.timer != at:
+                continue  # stale: fired, dropped or replaced since
+            end = w.end if w.end is not None else POS_INF
+            due[(kj, wid)] = ((at, end, kj, wid), ks, w)
         out: list[Emission] = []
-        for _, ks, w in due:
+        for _, ks, w in sorted(due.values(), key=lambda d: d[0]):
             w.timer = None
             if w.pending > 0:
                 wm = self._wm(ks)

@@ -23,7 +23,9 @@ def hopping_starts(t: int, size: int, step: int, align_to: int) -> list[int]:
     return [align_to + k * step for k in range(first_k, last_k + 1)]
 
 
-def sliding_starts_containing(t: int, size: int, times: Sequence[int]) -> list[int]:
+def sliding_starts_containing(
+    t: int, size: int, times: Sequence[int], horizon: int | None = None
+) -> list[int]:
     """Starts of the KIP-450 windows that contain ``t``, given the key's sorted record times
     (which must include ``t``).
 
@@ -31,16 +33,22 @@ def sliding_starts_containing(t: int, size: int, times: Sequence[int]) -> list[i
     at a record q (``s = q - size``) or starts 1 ms after a record r (``s = r + 1``). Those
     containing ``t`` are: ends at records q in ``[t, t+size]``, starts after records r in
     ``[t-size-1, t-1]`` (such a right window is non-empty: it holds ``t``).
+
+    Records at or before ``horizon`` define no window here (``[t-size, t]`` always counts):
+    the engine may already have forgotten them, so using them only when still held would make
+    the answer depend on when it forgets.
     """
-    out: set[int] = set()
+    out: set[int] = {t - size}
     lo = bisect.bisect_left(times, t)
     hi = bisect.bisect_right(times, t + size)
     for q in times[lo:hi]:
-        out.add(q - size)
+        if horizon is None or q > horizon:
+            out.add(q - size)
     lo = bisect.bisect_left(times, t - size - 1)
     hi = bisect.bisect_left(times, t)
     for r in times[lo:hi]:
-        out.add(r + 1)
+        if horizon is None or r > horizon:
+            out.add(r + 1)
     return sorted(out)
 
 
