@@ -60,13 +60,18 @@ def definition(
     aggregations: list[dict[str, Any]] | None = None,
     basis: str = "window",
     scope: str = "global",
+    strategy: str = "bounded",
+    event_time: str = "t",
 ) -> Definition:
+    watermark: dict[str, Any] = {"strategy": strategy, "scope": scope}
+    if strategy == "bounded" and event_time != "processing":
+        watermark["delay"] = delay
     return load_definition(
         {
             "name": "prop",
             "key": "k",
-            "event_time": "t",
-            "watermark": {"strategy": "bounded", "delay": delay, "scope": scope},
+            "event_time": event_time,
+            "watermark": watermark,
             "window": window,
             "allowed_lateness": lateness,
             "lateness_basis": basis,
@@ -105,10 +110,12 @@ def run(
     *,
     kind: str = "general",
     restore_before: int | None = None,
+    watermarks: Sequence[int | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Replay ``instants`` then end of input; with ``restore_before = i`` the engine is
     snapshotted, sent through JSON text and replaced by a fresh engine just before instant
-    ``i`` (``len(instants)``: just before end of input)."""
+    ``i`` (``len(instants)``: just before end of input). ``watermarks[i]``, when given and not
+    None, is passed to ``advance_watermark`` after instant ``i`` (``strategy: source``)."""
     eng = new_engine(defn, kind)
     out: list[Any] = []
     for i, (pt, recs) in enumerate(instants):
@@ -116,6 +123,8 @@ def run(
             eng = _round_trip(defn, kind, eng)
         out += eng.advance_processing_time(pt)
         out += eng.ingest(batch(defn, recs, pt))
+        if watermarks is not None and watermarks[i] is not None:
+            out += eng.advance_watermark(watermarks[i])
     if restore_before == len(instants):
         eng = _round_trip(defn, kind, eng)
     out += eng.end_of_input()
@@ -128,15 +137,18 @@ def _round_trip(defn: Definition, kind: str, eng: Any) -> Any:
     return new_engine(defn, kind, state_cls.restore(json.loads(text)))
 
 
-def oracle_records(instants: Sequence[Instant], value_of: str = "x") -> list[OracleRecord]:
-    """The records in arrival order (instant order, then position), for the oracle."""
+def oracle_records(
+    instants: Sequence[Instant], processing_clock: bool = False
+) -> list[OracleRecord]:
+    """The records in arrival order (instant order, then position), for the oracle; with the
+    processing clock a record's event time is its arrival time."""
     out = []
     seq = 0
-    for _, recs in instants:
+    for pt, recs in instants:
         for r in recs:
             out.append(
                 OracleRecord(
-                    key=r.key, event_time=r.t, arrival=seq,
+                    key=r.key, event_time=pt if processing_clock else r.t, arrival=seq,
                     values={**{f"x_{fn}": r.x for fn in ALL_FNS}, "ids": r.id},
                 )
             )

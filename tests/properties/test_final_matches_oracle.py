@@ -49,6 +49,7 @@ def same_value(expected: Any, actual: Any) -> bool:
 def assert_final_panes_match(
     defn: Definition, instants: list[Instant], out: list[dict[str, Any]]
 ) -> None:
+    """Exactly one ON_TIME final pane per window, nothing late, values equal to the oracle's."""
     got = panes(out)
     assert [o for o in out if o["type"] != "pane"] == [], "nothing may be late here"
     for p in got:
@@ -58,7 +59,7 @@ def assert_final_panes_match(
     counts = Counter(window_id(p) for p in got)
     assert all(c == 1 for c in counts.values()), f"a window emitted twice: {counts}"
 
-    expected = final_windows(defn, oracle_records(instants))
+    expected = final_windows(defn, oracle_records(instants, defn.uses_processing_time))
     want = {(json.dumps(w.key), w.start, w.end): w for w in expected}
     have = {window_id(p): p for p in got}
     assert sorted(have, key=repr) == sorted(want, key=repr), "windows differ from the oracle"
@@ -84,7 +85,7 @@ def test_infinite_delay_any_order_any_split_equals_oracle(data: st.DataObject) -
     recs = data.draw(records())
     window = data.draw(windows())
     instants = data.draw(arrivals(recs))
-    defn = definition(window, delay="infinite")
+    defn = definition(window, delay="infinite", scope=data.draw(st.sampled_from(["global", "key"])))
     assert_final_panes_match(defn, instants, run(defn, instants))
 
 
@@ -179,3 +180,30 @@ def test_kip450_distinct_sets_at_most_2n_per_key(recs: list[Rec], size: int) -> 
     for key, count in per_key.items():
         n = sum(1 for r in recs if json.dumps(r.key) == key)
         assert count <= 2 * n, (key, count, n)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_source_watermark_with_infinite_lateness_equals_oracle(data: st.DataObject) -> None:
+    """`strategy: source`: watermarks arrive as control input at arbitrary points (even going
+    back, which must be ignored); with infinite allowed lateness nothing expires before end of
+    input, so the finals are still the oracle's."""
+    recs = data.draw(records())
+    window = data.draw(windows())
+    instants = data.draw(arrivals(recs))
+    marks = [data.draw(st.one_of(st.none(), st.integers(-5, 60))) for _ in instants]
+    defn = definition(window, strategy="source", lateness="infinite")
+    assert_final_panes_match(defn, instants, run(defn, instants, watermarks=marks))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_processing_clock_windows_arrivals(data: st.DataObject) -> None:
+    """`event_time: processing`: a record's event time is its arrival time and the watermark is
+    processing time, so nothing is ever late and the windows are the oracle's over arrival
+    times (the records' own `t` is ignored)."""
+    recs = data.draw(records())
+    window = data.draw(windows())
+    instants = [(7 * (i + 1), rs) for i, (_, rs) in enumerate(data.draw(arrivals(recs)))]
+    defn = definition(window, event_time="processing")
+    assert_final_panes_match(defn, instants, run(defn, instants))

@@ -160,3 +160,48 @@ def check_sliding(defn: Definition, instants: list[Instant]) -> None:
                     )
         batch_max = max(r.t for r in recs)
         max_t = batch_max if max_t is None else max(max_t, batch_max)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_fixed_windows_final_pane_holds_exactly_the_records_not_dropped(
+    data: st.DataObject,
+) -> None:
+    """`emit: final` with a bounded delay and finite allowed lateness: every window that got
+    any record emits exactly one ON_TIME, is_last pane, and it holds exactly the records the
+    window definition assigns to it minus those reported late for it."""
+    recs = data.draw(records(max_size=10, t_max=40))
+    window = data.draw(windows(types=("tumbling", "hopping", "global")))
+    instants = data.draw(arrivals(recs))
+    defn = definition(
+        window,
+        delay=data.draw(st.integers(0, 8)),
+        lateness=data.draw(st.integers(0, 12)),
+        basis=data.draw(st.sampled_from(["window", "event"])),
+        scope=data.draw(st.sampled_from(["global", "key"])),
+    )
+    out = run(defn, instants)
+    _, dropped = _accounting(out)
+    got: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+    for p in panes(out):
+        ident = (json.dumps(p["key"]), p["window_start"], p["window_end"])
+        assert ident not in got, f"emit final gave two panes for {ident}"
+        assert (p["timing"], p["is_last"], p["retraction"]) == ("ON_TIME", True, False), p
+        got[ident] = p
+    want: dict[tuple[Any, Any, Any], set[int]] = defaultdict(set)
+    w = defn.window
+    for _, rs in instants:
+        for r in rs:
+            key = json.dumps(r.key)
+            wins: list[tuple[Any, Any, Any]]
+            if w.type == "global":
+                wins = [(key, None, None)]
+            else:
+                assert w.size is not None
+                wins = [(key, s, s + w.size) for s in fixed_starts(w, r.t)]
+            for win in wins:
+                if win not in dropped[r.id]:
+                    want[win].add(r.id)
+    assert {k: sorted(p["values"]["ids"]) for k, p in got.items()} == {
+        k: sorted(v) for k, v in want.items() if v
+    }
