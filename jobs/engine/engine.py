@@ -19,6 +19,8 @@ import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, overload
 
+import numpy as np
+
 from jobs.definition.model import Definition
 from jobs.engine import aggregates
 from jobs.engine.errors import EngineError
@@ -31,6 +33,7 @@ from jobs.engine.records import (
     RecordBatch,
     Timing,
     key_json,
+    plain_key,
 )
 from jobs.engine.state import EngineState, KeyState, WindowState, window_id
 from jobs.engine.triggers import next_boundary, trigger_plan
@@ -198,6 +201,8 @@ class Engine:
             col = batch.columns.get(name)
             if col is None and not star:
                 raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
+            if isinstance(col, np.ndarray):
+                col = col.tolist()  # plain Python values: state must stay JSON data
             cols.append(None if star else col)
         groups: dict[str, list[int]] = {}
         for i, k in enumerate(batch.keys):
@@ -208,7 +213,7 @@ class Engine:
         for kj, idxs in groups.items():
             ks = st.keys.get(kj)
             if ks is None:
-                ks = st.keys[kj] = KeyState(key=batch.keys[idxs[0]])
+                ks = st.keys[kj] = KeyState(key=plain_key(batch.keys[idxs[0]]))
             wm0 = self._wm(ks)
             kmax = NEG_INF
             for i in idxs:
@@ -723,7 +728,7 @@ class Engine:
         if self._retracting:
             w.last_pane = {
                 "start": w.start, "end": w.end, "timing": timing, "pane_index": w.emitted,
-                "values": self._values(w), "first_t": w.first_t, "last_t": w.last_t,
+                "values": dict(values), "first_t": w.first_t, "last_t": w.last_t,
             }
         w.emitted += 1
         w.pending = 0

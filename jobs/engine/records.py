@@ -31,12 +31,17 @@ Timing = Literal["EARLY", "ON_TIME", "LATE"]
 LateReason = Literal["expired", "before_watermark"]
 
 
+def plain_key(key: Any) -> Key:
+    """A key as a plain Python scalar (hosts may hand in numpy scalars from columnar data)."""
+    return key.item() if isinstance(key, np.generic) else key
+
+
 def key_json(key: Key) -> str:
     """Canonical JSON of a key: the identity used for state, ordering and snapshots.
 
     Python would treat ``1``, ``1.0`` and ``True`` as one dict key; JSON (and the user) do not.
     """
-    return json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(plain_key(key), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def jsonable(value: Any) -> Any:

@@ -263,3 +263,19 @@ def test_make_engine_picks_the_fast_path_only_when_it_qualifies() -> None:
     assert isinstance(make_engine(_defn(), vectorized=False), Engine)
     fast = make_engine(_defn())
     assert type(fast).__name__ == "VectorizedEngine"
+
+
+def test_numpy_columns_and_keys_keep_state_json() -> None:
+    """Columnar hosts hand in numpy arrays and scalars; state and output stay plain JSON."""
+    eng = Engine(_defn(key="team"))
+    batch = RecordBatch(
+        keys=list(np.array([7, 7, 8])),
+        event_times=np.array([1000, 2000, 3000]),
+        columns={"total": np.array([1, 2, 3], dtype=np.int64)},
+    )
+    eng.ingest(batch)
+    json.dumps(eng.state.snapshot())
+    panes = eng.end_of_input()
+    assert [p.to_json()["key"] for p in panes] == [7, 8]
+    assert [p.values["total"] for p in panes] == [3, 3]  # type: ignore[union-attr]
+    assert json.dumps([p.to_json() for p in panes])
