@@ -24,6 +24,7 @@ class Agg(Protocol):
     name: str
     needs_numbers: bool
 
+    def precheck(self, col: Column | None) -> None: ...
     def extend(self, n: int) -> None: ...
     def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None: ...
     def take(self, idx: I64) -> None: ...
@@ -46,6 +47,9 @@ class CountAgg:
         self.name = name
         self.counts_records = counts_records
         self.n = np.zeros(0, dtype=np.int64)
+
+    def precheck(self, col: Column | None) -> None:
+        return None
 
     def extend(self, n: int) -> None:
         self.n = _cat(self.n, n, 0)
@@ -84,6 +88,16 @@ class SumAgg:
         self.has_float = np.zeros(0, dtype=bool)
         self.nn = np.zeros(0, dtype=np.int64)
 
+    def precheck(self, col: Column | None) -> None:
+        """Refuse a batch whose int sums could leave int64, before any state changes."""
+        assert col is not None
+        if col.all_float or col.max_abs_int == 0:
+            return
+        # no group can gain more than the batch's total |value| (float: cannot overflow)
+        bound = float(np.abs(self.isum).max(initial=0)) + float(np.abs(col.i).sum(dtype=np.float64))
+        if bound >= SAFE_INT / 2:
+            raise Unsupported(f"aggregation {self.name!r}: integer sum may exceed 64 bits")
+
     def extend(self, n: int) -> None:
         self.isum = _cat(self.isum, n, 0)
         self.fsum = _cat(self.fsum, n, 0.0)
@@ -109,11 +123,7 @@ class SumAgg:
             np.add.at(self.fsum, rows[in_float], col.f[in_float])
         in_int = ~self.has_float[rows] & col.valid
         r_int = rows[in_int]
-        if len(r_int):
-            # int64 overflow cannot happen silently: bound the largest possible result first
-            bound = int(np.abs(self.isum).max(initial=0)) + col.max_abs_int * len(r_int)
-            if bound >= SAFE_INT:
-                raise Unsupported(f"aggregation {self.name!r}: integer sum may exceed 64 bits")
+        if len(r_int):  # precheck() made sure this cannot overflow
             np.add.at(self.isum, r_int, col.i[in_int])
 
     def take(self, idx: I64) -> None:
@@ -188,6 +198,11 @@ class ExtremeAgg:
         self.is_int = np.zeros(0, dtype=bool)
         self.seq = np.zeros(0, dtype=np.int64)  # -1 = no value yet
 
+    def precheck(self, col: Column | None) -> None:
+        assert col is not None
+        if col.max_abs_int > 2**53:
+            raise Unsupported(f"aggregation {self.name!r}: integers beyond 2**53")
+
     def extend(self, n: int) -> None:
         self.v = _cat(self.v, n, 0.0)
         self.is_int = _cat(self.is_int, n, False)
@@ -198,8 +213,6 @@ class ExtremeAgg:
 
     def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None:
         assert col is not None
-        if col.max_abs_int > 2**53:
-            raise Unsupported(f"aggregation {self.name!r}: integers beyond 2**53")
         r = rows[col.valid]
         if len(r) == 0:
             return

@@ -21,8 +21,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jobs.definition.model import Definition
+from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.records import Emission, LateRecord, Pane, RecordBatch, key_json
+from jobs.engine.state import EngineState
 from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, SumAgg
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.keys import KeyTable
@@ -109,32 +111,45 @@ class VectorizedEngine:
         """key JSON -> [key, accepted, dropped] since the state began."""
         self.late_deltas: dict[str, list[Any]] = {}
         """"<key json>|<start>|<end>" -> [key, start, end, accepted, dropped] since last drain."""
-        if state is not None:
+        self.handed_over_because: str | None = None
+        self.general: Engine | None = None
+        """Set once the engine handed over to the general engine (see ``_hand_over``)."""
+        if isinstance(state, EngineState):
+            self.general = Engine(defn, state=state, watermark=watermark)
+        elif state is not None:
             snap = state if isinstance(state, dict) else state.snapshot()
-            if snap.get("engine") != "vectorized":
-                raise EngineError(
-                    "state: not a vectorized-engine snapshot (restore it with jobs.engine.Engine)"
-                )
-            self._load(snap)
+            if snap.get("engine") == "vectorized":
+                self._load(snap)
+            else:  # a general-engine snapshot: keep running on the general engine
+                self.general = Engine(defn, EngineState.restore(snap), watermark=watermark)
 
     # ------------------------------------------------------------------ public API
 
     @property
     def max_event_time(self) -> int | None:
+        if self.general is not None:
+            return self.general.max_event_time
         return self.max_t
 
     @property
     def watermark(self) -> int | None:
         """The (global) watermark; None before any record (minus infinity) or after the end."""
+        if self.general is not None:
+            return self.general.watermark
         return None if self.ended or self.wm in (WM_NONE, WM_INF) else self.wm
 
     @property
-    def state(self) -> VectorizedState:
+    def state(self) -> VectorizedState | EngineState:
+        """``.snapshot()`` gives JSON data; after a hand-over, the general engine's state."""
+        if self.general is not None:
+            return self.general.state
         return VectorizedState(self.snapshot())
 
     def open_windows(self) -> list[dict[str, Any]]:
         """Windows holding state, as :meth:`jobs.engine.Engine.open_windows` reports them:
         ordered by key JSON then start; nothing has been emitted from them yet (final)."""
+        if self.general is not None:
+            return self.general.open_windows()
         store = self.store
         if len(store) == 0 or self.ended:
             return []
@@ -165,6 +180,8 @@ class VectorizedEngine:
 
     def drain_late_counts(self) -> list[dict[str, Any]]:
         """Accepted-late and dropped counts per (key, window) since the last drain."""
+        if self.general is not None:
+            return self.general.drain_late_counts()
         rows = [
             {"key": v[0], "window_start": v[1], "window_end": v[2], "accepted": v[3],
              "dropped": v[4]}
@@ -175,6 +192,8 @@ class VectorizedEngine:
 
     def late_totals(self) -> list[dict[str, Any]]:
         """Accepted-late and dropped counts per key since the engine's state began."""
+        if self.general is not None:
+            return self.general.late_totals()
         return [
             {"key": v[0], "accepted": v[1], "dropped": v[2]}
             for _, v in sorted(self.late_totals_by_key.items())
@@ -183,11 +202,15 @@ class VectorizedEngine:
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
         """No processing-time timers or idle advance exist for qualifying definitions."""
+        if self.general is not None:
+            return self.general.advance_processing_time(now_ms)
         if not self.ended and now_ms > self.processing_time:
             self.processing_time = now_ms
         return []
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
+        if self.general is not None:
+            return self.general.ingest(batch)
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
@@ -198,7 +221,7 @@ class VectorizedEngine:
         try:
             cols = self._columns(batch, n)  # checked before any state changes
         except Unsupported as exc:
-            raise EngineError(f"vectorized engine: {exc}") from exc
+            return self._hand_over(batch, str(exc))
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
         t = batch.event_times
@@ -216,12 +239,12 @@ class VectorizedEngine:
         else:
             sub = {name: _subset(c, accept) for name, c in cols.items()}
             self.store.add(codes[accept], sl[accept], sub, seq[accept])
+        np.maximum.at(self.key_max_t, codes, t)
         tmax = int(t.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
         if self.mode == "external":
             return out
         if self.key_scope:
-            np.maximum.at(self.key_max_t, codes, t)
             old = self.key_wm.copy()
             if self.wm != WM_INF:
                 self.key_wm = np.maximum(self.key_wm, self.key_max_t - self.delay)
@@ -235,6 +258,8 @@ class VectorizedEngine:
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
         """Move the watermark (never back) when the host drives it (``watermark="external"``)."""
+        if self.general is not None:
+            return self.general.advance_watermark(wm_ms)
         if self.mode != "external":
             raise EngineError(
                 "advance_watermark: watermark.strategy is not 'source' and the engine computes "
@@ -245,12 +270,23 @@ class VectorizedEngine:
         return self._raise_all(int(wm_ms))
 
     def end_of_input(self) -> list[Emission]:
+        if self.general is not None:
+            return self.general.end_of_input()
         if self.ended:
             return []
         self.ended = True
         return self._raise_all(WM_INF)
 
     # ------------------------------------------------------------------ internals
+
+    def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
+        """Convert the state to the general engine's and let it run from now on (this batch
+        included): exactness over speed for input the arrays cannot hold."""
+        from jobs.engine.vectorized.convert import to_engine_state
+
+        self.handed_over_because = why
+        self.general = Engine(self.defn, state=to_engine_state(self), watermark=self.mode)
+        return self.general.ingest(batch)
 
     def _raise_all(self, wm: int) -> list[Emission]:
         old = self.wm
@@ -287,6 +323,8 @@ class VectorizedEngine:
                 )
             else:
                 cols[a.name] = numeric_column(a.name, raw, n)
+        for agg in self.store.aggs[1:]:
+            agg.precheck(cols[agg.name])
         return cols
 
     def _judge(
@@ -428,7 +466,10 @@ class VectorizedEngine:
     # ------------------------------------------------------------------ snapshot
 
     def snapshot(self) -> dict[str, Any]:
-        """JSON data of the whole state (its own format, tagged ``engine: vectorized``)."""
+        """JSON data of the whole state (its own format, tagged ``engine: vectorized``; the
+        general engine's format after a hand-over)."""
+        if self.general is not None:
+            return self.general.state.snapshot()
         return {
             "engine": "vectorized",
             "version": SNAPSHOT_VERSION,
