@@ -62,10 +62,12 @@ def definition(
     scope: str = "global",
     strategy: str = "bounded",
     event_time: str = "t",
+    idle_advance: bool = False,
 ) -> Definition:
     watermark: dict[str, Any] = {"strategy": strategy, "scope": scope}
     if strategy == "bounded" and event_time != "processing":
         watermark["delay"] = delay
+        watermark["idle_advance"] = idle_advance
     return load_definition(
         {
             "name": "prop",
