@@ -19,6 +19,7 @@ from typing import Any
 from drive import Instant, Rec, definition, records, run, windows
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import fixed_starts
 
 SETTINGS = settings(max_examples=80, deadline=None)
 
@@ -46,10 +47,11 @@ class _Clock:
             self.wm = candidate
 
 
-def expected_late(
+def watermark_before(
     instants: list[Instant], delay: int, idle: bool, per_key: bool
-) -> set[int]:
-    clocks: dict[Any, _Clock] = {}
+) -> dict[int, int | None]:
+    """Record id -> the watermark (of its key, under per-key scope) before its instant."""
+    clocks: dict[str, _Clock] = {}
 
     def clock(key: Any) -> _Clock:
         token = json.dumps(key) if per_key else "*"
@@ -57,7 +59,7 @@ def expected_late(
             clocks[token] = _Clock(delay, idle)
         return clocks[token]
 
-    late: set[int] = set()
+    before: dict[int, int | None] = {}
     for pt, recs in instants:
         for c in clocks.values():
             c.at(pt)
@@ -66,10 +68,20 @@ def expected_late(
             groups.setdefault(json.dumps(r.key) if per_key else "*", []).append(r)
         for rs in groups.values():
             c = clock(rs[0].key)
-            late |= {r.id for r in rs if c.wm is not None and r.t < c.wm}
+            before.update({r.id: c.wm for r in rs})
         for rs in groups.values():
             clock(rs[0].key).seen(max(r.t for r in rs), pt)
-    return late
+    return before
+
+
+def expected_late(
+    instants: list[Instant], delay: int, idle: bool, per_key: bool
+) -> set[int]:
+    before = watermark_before(instants, delay, idle, per_key)
+    return {
+        r.id for _, rs in instants for r in rs
+        if (wm := before[r.id]) is not None and r.t < wm
+    }
 
 
 @st.composite
@@ -107,3 +119,43 @@ def test_event_basis_late_records_are_exactly_those_before_the_watermark(
     assert reported == expected_late(instants, delay, idle, scope == "key")
     held = {i for o in out if o["type"] == "pane" for i in o["values"]["ids"]}
     assert held == {r.id for r in recs} - reported, "an on-time record is missing from panes"
+
+
+@SETTINGS
+@given(data=st.data())
+def test_window_basis_drops_exactly_the_expired_record_window_pairs(data: st.DataObject) -> None:
+    """Window basis, fixed windows: a (record, window) pair is dropped iff the watermark before
+    the record's instant had reached end + allowed_lateness; every other pair is in the
+    window's panes (late-but-not-expired records are accepted)."""
+    recs = data.draw(records(max_size=10, t_max=40))
+    instants = data.draw(timed_arrivals(recs))
+    delay = data.draw(st.integers(0, 10))
+    lateness = data.draw(st.integers(0, 10))
+    idle = data.draw(st.booleans())
+    scope = data.draw(st.sampled_from(["global", "key"]))
+    window = data.draw(windows(types=("tumbling", "hopping")))
+    triggers: list[dict[str, Any]] = [
+        {"emit": "final"}, {"emit": "current"},
+        {"emit": "custom", "early": {"count": 1}, "on_time": True, "late": {"count": 1}},
+    ]
+    trigger = data.draw(st.sampled_from(triggers))
+    defn = definition(window, delay=delay, lateness=lateness, scope=scope, idle_advance=idle,
+                      trigger=trigger)
+    out = run(defn, instants)
+    before = watermark_before(instants, delay, idle, scope == "key")
+    size = defn.window.size
+    assert size is not None
+    dropped = {(o["record"]["id"], o["window_start"]) for o in out if o["type"] == "late"}
+    held = {(i, o["window_start"]) for o in out if o["type"] == "pane" for i in o["values"]["ids"]}
+    want_dropped = set()
+    want_held = set()
+    for _, rs in instants:
+        for r in rs:
+            wm0 = before[r.id]
+            for s in fixed_starts(defn.window, r.t):
+                if wm0 is not None and wm0 >= s + size + lateness:
+                    want_dropped.add((r.id, s))
+                else:
+                    want_held.add((r.id, s))
+    assert dropped == want_dropped
+    assert held == want_held
