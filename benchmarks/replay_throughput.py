@@ -118,9 +118,10 @@ def make_data(n: int, n_keys: int, batch: int, key_kind: str, seed: int = 7) -> 
     out = []
     for lo in range(0, n, batch):
         hi = min(n, lo + batch)
-        keys = keys_all[lo:hi].tolist() if key_kind == "str" else keys_all[lo:hi].tolist()
+        keys = keys_all[lo:hi].tolist()  # RecordBatch.keys is a list of JSON scalars
+        columns: dict[str, Any] = {"total": v[lo:hi].copy()}  # numpy column: the fast input
         out.append(RecordBatch(
-            keys=keys, event_times=et[lo:hi].copy(), columns={"total": v[lo:hi].copy()},
+            keys=keys, event_times=et[lo:hi].copy(), columns=columns,
             processing_time=int(arrival[hi - 1]),
         ))
     return out

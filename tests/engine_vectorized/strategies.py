@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import strategies as st
 
@@ -14,6 +14,7 @@ from jobs.definition.model import (
     Trigger,
     Watermark,
     Window,
+    WindowType,
 )
 
 KEYS: list[Any] = ["a", "b", None, 1, 1.0, True, "ü"]
@@ -29,7 +30,7 @@ AGG_CHOICES = [
 
 @st.composite
 def definitions(draw: st.DrawFn, kinds: tuple[str, ...] = ("tumbling", "hopping", "global")) -> Definition:
-    kind = draw(st.sampled_from(kinds))
+    kind = cast(WindowType, draw(st.sampled_from(kinds)))
     if kind == "global":
         window = Window("global")
     else:

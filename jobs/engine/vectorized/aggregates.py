@@ -62,11 +62,11 @@ class CountAgg:
         self.n = self.n[idx]
 
     def values(self, idx: I64) -> list[Any]:
-        return self.n[idx].tolist()  # type: ignore[no-any-return]
+        return self.n[idx].tolist()
 
     def combine(self, idx: NDArray[np.int64]) -> list[Any]:
         present = idx >= 0
-        return np.where(present, self.n[np.where(present, idx, 0)], 0).sum(axis=1).tolist()  # type: ignore[no-any-return]
+        return np.where(present, self.n[np.where(present, idx, 0)], 0).sum(axis=1).tolist()
 
     def dump(self) -> dict[str, list[Any]]:
         return {"n": self.n.tolist()}
@@ -148,9 +148,9 @@ class SumAgg:
                     res[i] = None
             return res
         if not hf.any():
-            return isum.tolist()  # type: ignore[no-any-return]
+            return isum.tolist()
         if hf.all():
-            return fsum.tolist()  # type: ignore[no-any-return]
+            return fsum.tolist()
         return [
             f if h else i
             for h, f, i in zip(hf.tolist(), fsum.tolist(), isum.tolist(), strict=True)
@@ -170,7 +170,7 @@ class SumAgg:
         fsum = np.zeros(len(idx), dtype=np.float64)
         for j in range(idx.shape[1]):  # slice order, left to right
             fsum = fsum + part[:, j]
-        return self._finish(hf, fsum, isum.sum(axis=1), nn)
+        return self._finish(np.asarray(hf, dtype=np.bool_), fsum, isum.sum(axis=1), nn)
 
     def dump(self) -> dict[str, list[Any]]:
         return {
@@ -243,9 +243,9 @@ class ExtremeAgg:
     def _finish(v: NDArray[np.float64], is_int: NDArray[np.bool_], has: NDArray[np.bool_]) -> list[Any]:
         if has.all():
             if is_int.all():
-                return v.astype(np.int64).tolist()  # type: ignore[no-any-return]
+                return v.astype(np.int64).tolist()
             if not is_int.any():
-                return v.tolist()  # type: ignore[no-any-return]
+                return v.tolist()
         return [
             None if not h else int(x) if i else x
             for x, i, h in zip(v.tolist(), is_int.tolist(), has.tolist(), strict=True)
@@ -263,7 +263,8 @@ class ExtremeAgg:
         seq = np.where(has & (v == best[:, None]), self.seq[safe], np.iinfo(np.int64).max)
         j = seq.argmin(axis=1)
         winner = safe[np.arange(len(idx)), j]
-        return self._finish(self.v[winner], self.is_int[winner], has.any(axis=1))
+        any_has = np.asarray(has.any(axis=1), dtype=np.bool_)
+        return self._finish(self.v[winner], self.is_int[winner], any_has)
 
     def dump(self) -> dict[str, list[Any]]:
         return {"v": self.v.tolist(), "is_int": self.is_int.tolist(), "seq": self.seq.tolist()}

@@ -10,7 +10,7 @@ Codes are given in first-seen order, so code order is arrival order of keys.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ def fast_key_json(key: Any) -> str:
     common key types (the result is identical; tests check it)."""
     kind = type(key)
     if kind is str:
-        return encode_basestring(key)  # type: ignore[no-any-return]
+        return encode_basestring(key)
     if kind is int:
         return int.__repr__(key)
     if key is None:

@@ -38,11 +38,17 @@ class Column:
 def null_mask(values: Sequence[Any] | NDArray[Any], n: int) -> NDArray[np.bool_]:
     """Which values are not null (``count`` of an expression needs no more than this)."""
     if isinstance(values, np.ndarray) and values.dtype != object:
-        if values.dtype.kind == "f":
-            return np.asarray(~np.isnan(values))
-        return np.ones(n, dtype=bool)
-    arr = np.asarray(values, dtype=object)
-    return np.asarray(np.not_equal(arr, None), dtype=bool)
+        return np.ones(n, dtype=np.bool_)  # NaN is a value, as for the general engine
+    return _not_none(np.asarray(values, dtype=object))
+
+
+def _not_none(obj: NDArray[Any]) -> NDArray[np.bool_]:
+    out: NDArray[np.bool_] = np.asarray(obj != None, dtype=np.bool_)  # noqa: E711 (elementwise)
+    return out
+
+
+def _max_abs(ints: NDArray[np.int64]) -> int:
+    return max(-int(ints.min()), int(ints.max())) if len(ints) else 0
 
 
 def numeric_column(name: str, values: Sequence[Any] | NDArray[Any], n: int) -> Column:
@@ -53,14 +59,14 @@ def numeric_column(name: str, values: Sequence[Any] | NDArray[Any], n: int) -> C
         kind = values.dtype.kind
         if kind in "iu":
             ints = values.astype(np.int64)
-            return _int_column(ints, np.ones(n, dtype=bool))
+            return _int_column(ints, np.ones(n, dtype=np.bool_))
         if kind == "f":
             f = values.astype(np.float64)
             if np.isnan(f).any():
                 raise Unsupported(f"column {name!r}: NaN values")
             return Column(
-                np.ones(n, dtype=bool), f, np.zeros(n, dtype=np.int64),
-                np.ones(n, dtype=bool), n > 0, True, 0,
+                np.ones(n, dtype=np.bool_), f, np.zeros(n, dtype=np.int64),
+                np.ones(n, dtype=np.bool_), n > 0, True, 0,
             )
         raise Unsupported(f"column {name!r}: dtype {values.dtype} is not numeric")
     kinds = set(map(type, values))
@@ -69,7 +75,7 @@ def numeric_column(name: str, values: Sequence[Any] | NDArray[Any], n: int) -> C
         raise Unsupported(f"column {name!r}: values of type {', '.join(bad)}")
     has_null = type(None) in kinds
     obj = np.asarray(values, dtype=object)
-    valid = np.asarray(np.not_equal(obj, None), dtype=bool) if has_null else np.ones(n, dtype=bool)
+    valid = _not_none(obj) if has_null else np.ones(n, dtype=np.bool_)
     filled = np.where(valid, obj, 0) if has_null else obj
     if float not in kinds:
         try:
@@ -82,13 +88,13 @@ def numeric_column(name: str, values: Sequence[Any] | NDArray[Any], n: int) -> C
         raise Unsupported(f"column {name!r}: NaN values")
     if int not in kinds:
         return Column(valid, f, np.zeros(n, dtype=np.int64), valid.copy(), True, True, 0)
-    is_float = np.fromiter((type(v) is float for v in values), dtype=bool, count=n)
-    int_part = np.where(is_float | ~valid, 0, filled)
+    is_float = np.fromiter((type(v) is float for v in values), dtype=np.bool_, count=n)
+    int_part = np.where(is_float | np.logical_not(valid), 0, filled)
     try:
         ints = int_part.astype(np.int64)
     except OverflowError as exc:
         raise Unsupported(f"column {name!r}: integer beyond 64 bits") from exc
-    max_abs = int(np.abs(ints).max()) if n else 0
+    max_abs = _max_abs(ints)
     if max_abs > EXACT_FLOAT_INT:
         raise Unsupported(f"column {name!r}: integers beyond 2**53 mixed with floats")
     return Column(valid, f, ints, is_float, True, False, max_abs)
@@ -96,9 +102,9 @@ def numeric_column(name: str, values: Sequence[Any] | NDArray[Any], n: int) -> C
 
 def _int_column(ints: NDArray[np.int64], valid: NDArray[np.bool_]) -> Column:
     n = len(ints)
-    max_abs = int(np.abs(ints).max()) if n else 0
+    max_abs = _max_abs(ints)
     if max_abs >= 2**62:
         raise Unsupported("integers too close to the 64-bit limit")
     return Column(
-        valid, ints.astype(np.float64), ints, np.zeros(n, dtype=bool), False, False, max_abs
+        valid, ints.astype(np.float64), ints, np.zeros(n, dtype=np.bool_), False, False, max_abs
     )
