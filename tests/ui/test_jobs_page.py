@@ -103,3 +103,17 @@ def test_empty_catalog_tells_what_to_do(users: dict[str, str]) -> None:
     at.session_state["tm_user"] = {"name": "viewer", "role": "viewer"}
     at.run()
     assert "ask one, or ask an admin" in texts(at)
+
+
+def test_edit_definition_opens_the_form_on_that_job(ran_job: str) -> None:
+    at = app_as("editor", JOBS)
+    button(at, "Edit definition").click().run()
+    assert not at.exception
+    assert any(t.value == "Define / edit" for t in at.title)
+    assert widget(at, "selectbox", "Job").value == "team_scores"
+    assert widget(at, "text_input", "Name").value == "team_scores"
+
+
+def test_viewer_cannot_edit_definition(ran_job: str) -> None:
+    at = app_as("viewer", JOBS)
+    assert button(at, "Edit definition").disabled

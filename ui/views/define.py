@@ -112,8 +112,7 @@ if PENDING in st.session_state:
     st.session_state[CHOICE] = st.session_state.pop(PENDING)
 options = [NEW, *names]
 if st.session_state.get(CHOICE) not in options:
-    preferred = st.session_state.get(common.JOB_KEY)
-    st.session_state[CHOICE] = preferred if preferred in names and MODEL not in st.session_state else NEW
+    st.session_state[CHOICE] = NEW
 choice = st.selectbox("Job", options, key=CHOICE,
                       help="Pick a job to edit its latest version, or start a new one.")
 
@@ -290,7 +289,7 @@ with tab_form:
     for i, row in enumerate(rows):
         c1, c2, c3, c4 = st.columns([3, 2, 4, 1], vertical_alignment="bottom")
         with c1:
-            row["name"] = st.text_input("Name", value=row.get("name", ""), key=agg_key(i, "name"),
+            row["name"] = st.text_input("Aggregation name", value=row.get("name", ""), key=agg_key(i, "name"),
                                         label_visibility="visible" if i == 0 else "collapsed",
                                         placeholder="output field name")
         with c2:
@@ -298,7 +297,7 @@ with tab_form:
             cur = row.get("fn") or "count"
             if cur not in fns:
                 fns.append(cur)
-            row["fn"] = st.selectbox("Function", fns, index=fns.index(cur), key=agg_key(i, "fn"),
+            row["fn"] = st.selectbox("Aggregation function", fns, index=fns.index(cur), key=agg_key(i, "fn"),
                                      label_visibility="visible" if i == 0 else "collapsed")
         with c3:
             row["of"] = st.text_input("Of (SQL expression)", value=row.get("of", ""),

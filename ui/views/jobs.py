@@ -68,7 +68,11 @@ job = cat.job(name)
 operate = auth.can("operate")
 hint = None if operate else auth.why_not("operate")
 
-c1, c2, c3 = st.columns(3)
+c1, c2, c3, c4 = st.columns(4)
+if c4.button("Edit definition", key="edit_def", disabled=not auth.can("edit"),
+             help=None if auth.can("edit") else auth.why_not("edit")):
+    st.session_state["def_pending_choice"] = name
+    st.switch_page("views/define.py")
 if c1.button("Start", key="start", disabled=not operate or job.desired_state == "running", help=hint):
     auth.perform(cat, "operate", f"Start {name}",
                  lambda actor: cat.set_desired_state(name, "running", actor, reason="UI start"))
