@@ -1,0 +1,126 @@
+"""The Python evaluator against real Spark: the same expressions over the same rows must give
+the same values (and fail where Spark fails), so ``tidemark replay`` and the Spark job agree.
+
+One local[2] Spark session and one query for all the value checks; still ~1-2 minutes on a
+busy 2-core machine (JVM start and code generation for ~80 columns), hence heavy."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from jobs.definition import ExpressionError, compile_expression
+
+pytestmark = [pytest.mark.spark, pytest.mark.heavy]
+
+SCHEMA = ("team STRING, score INT, neg INT, x DOUBLE, n INT, padded STRING, s STRING, "
+          "et TIMESTAMP, ms BIGINT, payload STRING, flag BOOLEAN, iso STRING, "
+          "meta STRUCT<region: STRING>")
+ROWS: list[dict[str, Any]] = [
+    {"team": "Red", "score": 7, "neg": -7, "x": 2.5, "n": None, "padded": "  hi  ",
+     "s": "2026-01-02 03:04:05", "et": datetime(2026, 1, 1, 0, 2, 5, 250000, tzinfo=UTC),
+     "ms": 1767225725000, "payload": '{"a": {"b": [10, {"c": "deep"}]}, "f": 1.5}',
+     "flag": True, "iso": "2026-03-15T10:20:30Z", "meta": {"region": "eu"}},
+    {"team": None, "score": None, "neg": 3, "x": -0.5, "n": 1, "padded": None, "s": None,
+     "et": None, "ms": None, "payload": "not json", "flag": None, "iso": None, "meta": None},
+    {"team": "bLuE", "score": -15, "neg": 0, "x": 12345.678, "n": 2, "padded": "x", "s": "1999-12-31 23:59:59",
+     "et": datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC), "ms": -1500, "payload": '{"a": 1}',
+     "flag": False, "iso": "2026-01-01 12:00:00", "meta": {"region": None}},
+]
+
+VALUE_EXPRESSIONS = [
+    "team", "meta.region", "score + 1", "score - neg * 2", "score * x", "score / 2", "x / 4",
+    "score div 4", "neg div 2", "score % 4", "neg % 2", "-score", "score + n",
+    "coalesce(n, score, 0)", "nullif(score, 7)", "if(score > 0, 'pos', 'neg')",
+    "CASE WHEN score > 5 THEN upper(team) WHEN score IS NULL THEN 'none' ELSE lower(team) END",
+    "CASE team WHEN 'Red' THEN 1 WHEN 'bLuE' THEN 2 END",
+    "score > 5 AND flag", "score > 5 OR flag", "NOT flag", "n IS NULL", "team IS NOT NULL",
+    "score IN (7, 8)", "score IN (1, n)", "score BETWEEN -20 AND 7", "team LIKE 'R%'",
+    "team ILIKE 'b%'", "score <=> n", "cast(score AS STRING)", "cast(x AS STRING)",
+    "cast(flag AS STRING)", "cast(x AS BIGINT)", "cast(neg AS DOUBLE)", "cast(score AS BOOLEAN)",
+    "try_cast(team AS INT)", "lower(team)", "upper(team)", "concat(team, '-', score)",
+    "team || '!'", "substring(team, 2, 2)", "substring(team, -2)", "substring(team, 0, 1)",
+    "trim(padded)", "ltrim(padded)", "rtrim(padded)", "length(team)", "abs(neg)", "abs(x)",
+    "round(x)", "round(x, 1)", "round(score, -1)", "floor(x)", "ceil(x)", "floor(score)",
+    "unix_millis(et)", "unix_seconds(et)", "unix_millis(to_timestamp(iso))",
+    "unix_millis(to_timestamp(s, 'yyyy-MM-dd HH:mm:ss'))", "unix_millis(timestamp_millis(ms))",
+    "unix_millis(date_trunc('HOUR', et))", "unix_millis(date_trunc('MONTH', et))",
+    "unix_millis(date_trunc('WEEK', et))", "unix_millis(cast(s AS TIMESTAMP))",
+    "from_unixtime(unix_seconds(et))", "from_unixtime(unix_seconds(et), 'yyyy/MM/dd HH:mm')",
+    "cast(et AS STRING)", "cast(cast(et AS BIGINT) AS STRING)",
+    "get_json_object(payload, '$.a.b[0]')", "get_json_object(payload, '$.a.b[1].c')",
+    "get_json_object(payload, '$.a.b[1]')", "get_json_object(payload, '$.f')",
+    "get_json_object(payload, '$.a')",
+]
+
+ERROR_EXPRESSIONS = [
+    ("cast(team AS INT)", 0), ("score / 0", 0), ("score div 0", 0), ("score % 0", 0),
+    ("to_timestamp(team)", 0), ("cast(x * 1e20 AS BIGINT)", 0),
+]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]").appName("tidemark-definition-expr")
+        .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    )
+    yield session
+    session.stop()
+
+
+def _frame(spark: Any) -> Any:
+    rows = [{**r, "et": r["et"].replace(tzinfo=None) if r["et"] else None} for r in ROWS]
+    # naive datetimes are read in the session zone (UTC) by createDataFrame
+    return spark.createDataFrame(rows, SCHEMA)
+
+
+def _python(sql: str, row: dict[str, Any]) -> Any:
+    value = compile_expression(sql, "expr")(row)
+    if isinstance(value, datetime):
+        raise AssertionError(f"{sql} returns a timestamp; compare via unix_millis")
+    return value
+
+
+def _same(spark_value: Any, ours: Any) -> bool:
+    if isinstance(spark_value, Decimal) or isinstance(ours, Decimal):
+        return spark_value is not None and ours is not None and float(spark_value) == float(ours)
+    if isinstance(spark_value, float) and isinstance(ours, float):
+        return spark_value == ours or abs(spark_value - ours) <= 1e-9 * max(1, abs(ours))
+    return bool(spark_value == ours) and type(spark_value) is type(ours) or (
+        isinstance(spark_value, int | float) and isinstance(ours, int | float)
+        and not isinstance(spark_value, bool) and not isinstance(ours, bool)
+        and spark_value == ours)
+
+
+def test_values_match_spark(spark: Any) -> None:
+    df = _frame(spark)
+    cols = [f"{sql} AS c{i}" for i, sql in enumerate(VALUE_EXPRESSIONS)]
+    got = df.selectExpr(*cols).collect()
+    mismatches = []
+    for row_index, (spark_row, record) in enumerate(zip(got, ROWS, strict=True)):
+        for i, sql in enumerate(VALUE_EXPRESSIONS):
+            theirs = spark_row[f"c{i}"]
+            ours = _python(sql, record)
+            if not _same(theirs, ours):
+                mismatches.append(f"row {row_index}: {sql}: spark {theirs!r}, ours {ours!r}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.parametrize(("sql", "row_index"), ERROR_EXPRESSIONS)
+def test_errors_where_spark_errors(spark: Any, sql: str, row_index: int) -> None:
+    df = _frame(spark).limit(row_index + 1)
+    with pytest.raises(Exception):  # noqa: B017 - Spark raises its own exception types
+        df.selectExpr(sql).collect()
+    with pytest.raises(ExpressionError):
+        compile_expression(sql, "expr")(ROWS[row_index])
