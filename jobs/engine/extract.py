@@ -122,7 +122,7 @@ class RecordExtractor:
         except Exception as exc:  # an expression error is data, not a crash
             raise _Bad("key", f"key: does not evaluate: {exc}") from None
         if value is None:
-            raise _Bad("key", f"key: is null ({self.defn.key}) in record {_show(rec)}")
+            raise _Bad("key", f"key: {self.defn.key} is null")
         if isinstance(value, datetime):
             return datetime_to_ms(value)
         if not isinstance(value, str | int | float | bool):
@@ -137,9 +137,7 @@ class RecordExtractor:
         except Exception as exc:
             raise _Bad("event_time", f"event_time: does not evaluate: {exc}") from None
         if value is None:
-            raise _Bad(
-                "event_time", f"event_time: is null ({self.defn.event_time}) in record {_show(rec)}"
-            )
+            raise _Bad("event_time", f"event_time: {self.defn.event_time} is null")
         try:
             return _event_ms(value)
         except TimeParseError as exc:
