@@ -34,8 +34,12 @@ def key_json(key: Any) -> str:
     return json.dumps(key, sort_keys=True, separators=(",", ":"))
 
 
-def slot_of(key: Any, window_start: int | None, window_end: int | None) -> str:
-    return json.dumps([key, window_start, window_end], sort_keys=True, separators=(",", ":"))
+def slot_of(key: Any, window_start: int | None, window_end: int | None, *, key_text: str | None = None) -> str:
+    """``[key, start, end]`` as compact JSON: the identity of one window of one key."""
+    kt = key_json(key) if key_text is None else key_text
+    start = "null" if window_start is None else str(int(window_start))
+    end = "null" if window_end is None else str(int(window_end))
+    return f"[{kt},{start},{end}]"
 
 
 class CatalogBase:

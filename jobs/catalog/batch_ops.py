@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from jobs.catalog import convert
@@ -45,6 +44,7 @@ from jobs.catalog.records import (
     StoredLateSample,
     WindowLateCount,
 )
+from jobs.catalog.upserts import insert_many, insert_or_ignore
 
 _ALL: Any = ...
 
@@ -53,11 +53,11 @@ def table_of(model: type[Base]) -> Table:
     return cast(Table, model.__table__)
 
 
-def dialect_insert(session: Session, table: Table) -> Any:
-    """INSERT with the dialect's ON CONFLICT support (SQLite and PostgreSQL both have it)."""
-    if session.get_bind().dialect.name == "postgresql":
-        return postgresql.insert(table)
-    return sqlite.insert(table)
+_INSERT_PROGRESS = insert_or_ignore(table_of(BatchProgressRow), ["store", "batch_id"])
+_LATE_COLS = (
+    "job_id", "store", "slot", "key_json", "window_start", "window_end", "accepted", "dropped",
+    "last_at",
+)
 
 
 class BatchOps(CatalogBase):
@@ -90,27 +90,24 @@ class BatchOps(CatalogBase):
             if run is None:
                 raise CatalogError(f"run {run_id} not found", code="not_found")
             store, job_id, batch_id = run.store, run.job_id, progress.batch_id
-            progress_table = table_of(BatchProgressRow)
             inserted = session.execute(
-                dialect_insert(session, progress_table)
-                .values(
-                    run_id=run_id,
-                    job_id=job_id,
-                    store=store,
-                    batch_id=batch_id,
-                    recorded_at=now,
-                    input_rows=progress.input_rows,
-                    rows_per_second=float(progress.rows_per_second),
-                    duration_ms=progress.duration_ms,
-                    watermark=progress.watermark,
-                    state_rows=progress.state_rows,
-                    state_bytes=progress.state_bytes,
-                    late_accepted=progress.late_accepted,
-                    late_dropped=progress.late_dropped,
-                    dead_letters=progress.dead_letters,
-                )
-                .on_conflict_do_nothing(index_elements=["store", "batch_id"])
-                .returning(progress_table.c.id)
+                _INSERT_PROGRESS,
+                {
+                    "run_id": run_id,
+                    "job_id": job_id,
+                    "store": store,
+                    "batch_id": batch_id,
+                    "recorded_at": now,
+                    "input_rows": progress.input_rows,
+                    "rows_per_second": float(progress.rows_per_second),
+                    "duration_ms": progress.duration_ms,
+                    "watermark": progress.watermark,
+                    "state_rows": progress.state_rows,
+                    "state_bytes": progress.state_bytes,
+                    "late_accepted": progress.late_accepted,
+                    "late_dropped": progress.late_dropped,
+                    "dead_letters": progress.dead_letters,
+                },
             ).first()
             if inserted is None:
                 return False
@@ -186,15 +183,19 @@ class BatchOps(CatalogBase):
     ) -> None:
         # one row per window: PostgreSQL refuses an upsert that touches a row twice
         merged: dict[str, dict[str, Any]] = {}
+        key_texts: dict[Any, str] = {}
         for c in late_counts:
-            slot = slot_of(c.key, c.window_start, c.window_end)
+            kt = key_texts.get((type(c.key), c.key))
+            if kt is None:
+                kt = key_texts[(type(c.key), c.key)] = key_json(c.key)
+            slot = slot_of(c.key, c.window_start, c.window_end, key_text=kt)
             row = merged.get(slot)
             if row is None:
                 merged[slot] = {
                     "job_id": job_id,
                     "store": store,
                     "slot": slot,
-                    "key_json": key_json(c.key),
+                    "key_json": kt,
                     "window_start": c.window_start,
                     "window_end": c.window_end,
                     "accepted": c.accepted,
@@ -204,35 +205,34 @@ class BatchOps(CatalogBase):
             else:
                 row["accepted"] += c.accepted
                 row["dropped"] += c.dropped
-        table = table_of(LateWindowCount)
-        rows = list(merged.values())
-        chunk = 2000  # 9 parameters a row stays under SQLite's 32766-variable limit
-        for i in range(0, len(rows), chunk):
-            stmt = dialect_insert(session, table).values(rows[i : i + chunk])
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["store", "slot"],
-                set_={
-                    "accepted": table.c.accepted + stmt.excluded.accepted,
-                    "dropped": table.c.dropped + stmt.excluded.dropped,
-                    "last_at": stmt.excluded.last_at,
-                },
-            )
-            session.execute(stmt)
+        insert_many(
+            session,
+            table_of(LateWindowCount),
+            _LATE_COLS,
+            [tuple(r[c] for c in _LATE_COLS) for r in merged.values()],
+            suffix="ON CONFLICT (store, slot) DO UPDATE SET "
+            "accepted = late_window_counts.accepted + excluded.accepted, "
+            "dropped = late_window_counts.dropped + excluded.dropped, "
+            "last_at = excluded.last_at",
+        )
 
-    def _prune(self, session: Session, model: type[LateSampleRow] | type[DeadLetterRow], job_id: int) -> None:
-        threshold = session.scalar(
+    def _prune(
+        self, session: Session, model: type[LateSampleRow] | type[DeadLetterRow], job_id: int
+    ) -> None:
+        """Delete all but the newest ``sample_limit`` samples of the job (one statement)."""
+        first_dropped = (
             select(model.id)
             .where(model.job_id == job_id)
             .order_by(model.id.desc())
             .offset(self.sample_limit)
             .limit(1)
+            .scalar_subquery()
         )
-        if threshold is not None:
-            session.execute(
-                delete(model)
-                .where(model.job_id == job_id, model.id <= threshold)
-                .execution_options(synchronize_session=False)
-            )
+        session.execute(
+            delete(model)
+            .where(model.job_id == job_id, model.id <= first_dropped)
+            .execution_options(synchronize_session=False)
+        )
 
     # ------------------------------------------------------------ queries
 

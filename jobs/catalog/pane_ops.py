@@ -15,12 +15,19 @@ from sqlalchemy.orm import Session
 
 from jobs.catalog import convert
 from jobs.catalog.base import CatalogBase, key_json
-from jobs.catalog.batch_ops import dialect_insert, table_of
+from jobs.catalog.batch_ops import table_of
 from jobs.catalog.errors import CatalogError
 from jobs.catalog.models import DefinitionVersion, Job, PaneBatch, PaneRow
 from jobs.catalog.records import PaneRecord, StoredPane
+from jobs.catalog.upserts import insert_many, insert_or_ignore
 
 _ALL: Any = ...
+_PANE_COLS = (
+    "job_id", "version", "store", "batch_id", "seq", "key_json", "window_start", "window_end",
+    "timing", "pane_index", "is_first", "is_last", "retraction", "values", "emitted_at",
+    "watermark", "first_event_time", "last_event_time",
+)
+_INSERT_GUARD = insert_or_ignore(table_of(PaneBatch), ["store", "batch_id"])
 
 
 class PaneOps(CatalogBase):
@@ -64,45 +71,33 @@ class PaneOps(CatalogBase):
         now = self._now()
         with self._write() as session:
             job_id, number = self._store_owner(session, store, version)
-            guard = table_of(PaneBatch)
             inserted = session.execute(
-                dialect_insert(session, guard)
-                .values(
-                    job_id=job_id, version=number, store=store, batch_id=batch_id,
-                    pane_count=len(panes), written_at=now,
-                )
-                .on_conflict_do_nothing(index_elements=["store", "batch_id"])
-                .returning(guard.c.id)
+                _INSERT_GUARD,
+                {
+                    "job_id": job_id,
+                    "version": number,
+                    "store": store,
+                    "batch_id": batch_id,
+                    "pane_count": len(panes),
+                    "written_at": now,
+                },
             ).first()
             if inserted is None:
                 return False
-            if panes:
-                session.execute(
-                    table_of(PaneRow).insert(),
-                    [
-                        {
-                            "job_id": job_id,
-                            "version": number,
-                            "store": store,
-                            "batch_id": batch_id,
-                            "seq": seq,
-                            "key_json": key_json(p.key),
-                            "window_start": p.window_start,
-                            "window_end": p.window_end,
-                            "timing": p.timing,
-                            "pane_index": p.pane_index,
-                            "is_first": p.is_first,
-                            "is_last": p.is_last,
-                            "retraction": p.retraction,
-                            "values": p.values,
-                            "emitted_at": p.emitted_at,
-                            "watermark": p.watermark,
-                            "first_event_time": p.first_event_time,
-                            "last_event_time": p.last_event_time,
-                        }
-                        for seq, p in enumerate(panes)
-                    ],
-                )
+            insert_many(
+                session,
+                table_of(PaneRow),
+                _PANE_COLS,
+                [
+                    (
+                        job_id, number, store, batch_id, seq, key_json(p.key), p.window_start,
+                        p.window_end, p.timing, p.pane_index, p.is_first, p.is_last,
+                        p.retraction, p.values, p.emitted_at, p.watermark, p.first_event_time,
+                        p.last_event_time,
+                    )
+                    for seq, p in enumerate(panes)
+                ],
+            )
             return True
 
     def panes(
