@@ -36,15 +36,14 @@ class Assigner(EngineCore):
         vals: list[Any],
         wm0: int,
         idx: int,
-        rec: dict[str, Any] | None,
         late: list[LateEntry],
     ) -> None:
         wt = self._wtype
         if wt == "session":
-            self._apply_session(ks, kj, t, seq, vals, wm0, idx, rec, late)
+            self._apply_session(ks, kj, t, seq, vals, wm0, idx, late)
             return
         if wt == "sliding":
-            self._apply_sliding(ks, kj, t, seq, vals, wm0, idx, rec, late)
+            self._apply_sliding(ks, kj, t, seq, vals, wm0, idx, late)
             return
         bounds: list[tuple[int | None, int | None, int]]
         if wt == "tumbling":
@@ -59,14 +58,14 @@ class Assigner(EngineCore):
             bounds = [(None, None, GLOBAL_CLOSE)]
         if self._event_basis and t < wm0:
             for s0, e0, _ in bounds:
-                self._drop(ks, kj, t, s0, e0, "before_watermark", idx, rec, late)
+                self._drop(ks, kj, t, s0, e0, "before_watermark", idx, late)
             return
         for s0, e0, close in bounds:
             wid = window_id(s0)
             w = ks.windows.get(wid)
             if w is None:
                 if self._expired(close, wm0):
-                    self._drop(ks, kj, t, s0, e0, "expired", idx, rec, late)
+                    self._drop(ks, kj, t, s0, e0, "expired", idx, late)
                     continue
                 w = ks.windows[wid] = self._new_window(kj, s0, e0, close, wm0 >= close)
             self._add(w, t, seq, vals)
@@ -82,12 +81,11 @@ class Assigner(EngineCore):
         vals: list[Any],
         wm0: int,
         idx: int,
-        rec: dict[str, Any] | None,
         late: list[LateEntry],
     ) -> None:
         gap = self._gap
         if self._event_basis and t < wm0:
-            self._drop(ks, kj, t, t, t + gap, "before_watermark", idx, rec, late)
+            self._drop(ks, kj, t, t, t + gap, "before_watermark", idx, late)
             return
         hits = [
             w for w in ks.windows.values()
@@ -96,7 +94,7 @@ class Assigner(EngineCore):
         if not hits:
             close = t + gap
             if self._expired(close, wm0):
-                self._drop(ks, kj, t, t, close, "expired", idx, rec, late)
+                self._drop(ks, kj, t, t, close, "expired", idx, late)
                 return
             w = ks.windows[t] = self._new_window(kj, t, close, close, wm0 >= close)
         elif len(hits) == 1 and hits[0].first_t is not None and hits[0].last_t is not None and (
@@ -149,7 +147,6 @@ class Assigner(EngineCore):
         vals: list[Any],
         wm0: int,
         idx: int,
-        rec: dict[str, Any] | None,
         late: list[LateEntry],
     ) -> None:
         size = self._size
@@ -164,7 +161,7 @@ class Assigner(EngineCore):
         if self._event_basis and t < wm0:
             del recs[pos]
             for s in starts:
-                self._drop(ks, kj, t, s, s + size, "before_watermark", idx, rec, late)
+                self._drop(ks, kj, t, s, s + size, "before_watermark", idx, late)
             return
         joined = False
         for s in starts:
@@ -172,7 +169,7 @@ class Assigner(EngineCore):
             w = ks.windows.get(s)
             if w is None:
                 if self._expired(close, wm0):
-                    self._drop(ks, kj, t, s, s + size, "expired", idx, rec, late)
+                    self._drop(ks, kj, t, s, s + size, "expired", idx, late)
                     continue
                 w = ks.windows[s] = self._sliding_window(kj, recs, s, wm0, exclude=item)
             self._add(w, t, seq, vals)
@@ -227,13 +224,12 @@ class Assigner(EngineCore):
         end: int | None,
         reason: LateReason,
         idx: int,
-        rec: dict[str, Any] | None,
         late: list[LateEntry],
     ) -> None:
         late.append(
             (idx, start if start is not None else 0,
              LateRecord(key=ks.key, event_time=t, window_start=start, window_end=end,
-                        reason=reason, record=rec))
+                        reason=reason, record=self._record(idx)))
         )
         self._count_late(ks, kj, start, end, dropped=1)
 

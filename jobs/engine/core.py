@@ -104,6 +104,8 @@ class EngineCore:
         self._idle = self._bounded and wmd.idle_advance
         self._key_scope = self._bounded and wmd.scope == "key"
         self._kj_cache: dict[tuple[type, Key], str] = {}
+        self._records: Sequence[dict[str, Any]] | None = None
+        """The original records of the instant being ingested (for late output only)."""
         # Derived indexes (never snapshotted, rebuilt from the state): windows by the global
         # watermark at which they next need attention (close, then close + allowed lateness;
         # under per-key watermarks a key's windows are scanned when its watermark moves), and
@@ -175,6 +177,10 @@ class EngineCore:
     def _set_timer(self, kj: str, start: int | None, w: WindowState, due: int) -> None:
         w.timer = due
         heapq.heappush(self._timers, (due, kj, window_id(start)))
+
+    def _record(self, idx: int) -> dict[str, Any] | None:
+        """The original record ``idx`` of the current instant, if the host gave them."""
+        return self._records[idx] if self._records is not None else None
 
     def _values(self, w: WindowState) -> dict[str, Any]:
         return {

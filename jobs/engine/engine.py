@@ -93,7 +93,7 @@ class Engine(Assigner, Firing):
         groups: dict[str, list[int]] = {}
         for i, k in enumerate(batch.keys):
             groups.setdefault(self._kj(k), []).append(i)
-        records = batch.records
+        self._records = batch.records  # read only for dropped records (may be lazy)
         late: list[LateEntry] = []
         touched: list[tuple[KeyState, int]] = []
         for kj, idxs in groups.items():
@@ -109,11 +109,11 @@ class Engine(Assigner, Firing):
                 vals = [1 if c is None else c[i] for c in cols]
                 seq = st.seq
                 st.seq += 1
-                rec = records[i] if records is not None else None
-                self._apply(ks, kj, t, seq, vals, wm0, i, rec, late)
+                self._apply(ks, kj, t, seq, vals, wm0, i, late)
             if ks.max_event_time is None or kmax > ks.max_event_time:
                 ks.max_event_time = kmax
             touched.append((ks, kmax))
+        self._records = None
         bmax = max(k for _, k in touched)
         if st.max_event_time is None or bmax > st.max_event_time:
             st.max_event_time = bmax
