@@ -149,12 +149,14 @@ class EngineState:
         }
 
     @classmethod
-    def restore(cls, d: dict[str, Any]) -> EngineState:
-        if d.get("version") != SNAPSHOT_VERSION:
-            raise EngineError(
-                f"state snapshot version {d.get('version')!r} is not {SNAPSHOT_VERSION}"
-            )
-        d = copy.deepcopy(d)
+    def restore(cls, d: dict[str, Any], *, copy_data: bool = True) -> EngineState:
+        """The state a snapshot describes. The snapshot is copied unless ``copy_data`` is
+        false (for a dict the caller just parsed and will not reuse, e.g. from JSON)."""
+        if not isinstance(d, dict) or d.get("version") != SNAPSHOT_VERSION:
+            version = d.get("version") if isinstance(d, dict) else None
+            raise EngineError(f"state snapshot version {version!r} is not {SNAPSHOT_VERSION}")
+        if copy_data:
+            d = copy.deepcopy(d)
         try:
             return cls(
                 processing_time=d["processing_time"],
