@@ -1,0 +1,283 @@
+"""Spark runtime throughput: native Spark vs tidemark's native path vs the engine path.
+
+All variants run side by side in one invocation on the same generated data (JSON files, N
+events, K keys, 1 hour of event time, 20% of events up to 5 s out of order), each in a fresh
+driver process (own JVM) with local[2], shuffle partitions 2, RocksDB, maxFilesPerTrigger=1 and
+the availableNow trigger. Writes benchmarks/results/spark_throughput.json:
+
+- events/s = input events / wall time from the query's start to its end (JVM start excluded);
+- batch duration percentiles (triggerExecution of data batches);
+- pane latency = per emitting micro-batch, its triggerExecution (time from the batch's start,
+  when the closing watermark is known, to its panes being durable) - p50/p95;
+- peak memory = peak RSS of the driver process tree (Python driver, JVM, Python workers);
+- results: tidemark native panes compared with native Spark's (key, window, sum, count).
+
+Usage: python benchmarks/spark_throughput.py [--events 2000000] [--keys 10000] [--files 20]
+       [--variants spark_native,tidemark_native,tidemark_engine] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+T0 = 1_767_225_600_000
+HOUR = 3_600_000
+SCHEMA = "team STRING, score INT, et BIGINT"
+
+
+def generate(directory: Path, events: int, keys: int, files: int, seed: int = 1) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    per = events // files
+    for f in range(files):
+        lines = []
+        for i in range(per):
+            n = f * per + i
+            t = T0 + n * HOUR // events
+            if rng.random() < 0.2:
+                t -= rng.randint(0, 5000)
+            lines.append(f'{{"team":"t{rng.randrange(keys)}","score":{rng.randint(0, 100)},"et":{t}}}\n')
+        path = directory / f"part-{f:04d}.json"
+        path.write_text("".join(lines))
+        os.utime(path, (1_700_000_000 + f, 1_700_000_000 + f))
+
+
+def spec(name: str, data: Path, full: bool) -> dict[str, Any]:
+    s: dict[str, Any] = {
+        "name": name,
+        "source": {"kind": "files", "path": str(data), "format": "json", "schema": SCHEMA},
+        "key": "team", "event_time": "et", "watermark": {"delay": "2s"},
+        "window": {"type": "tumbling", "size": "1m"},
+        "aggregations": [{"name": "total", "fn": "sum", "of": "score"}, {"name": "n", "fn": "count"}],
+    }
+    if full:  # early + late triggers, retracting, allowed lateness: engine path
+        s.update({"allowed_lateness": "10s", "accumulation": "retracting",
+                  "trigger": {"emit": "custom", "early": {"count": 50}, "on_time": True,
+                              "late": {"count": 1}}})
+    return s
+
+
+# ---------------------------------------------------------------- one variant (child process)
+
+def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
+    from jobs.config import Settings
+    from jobs.spark.session import build_session
+
+    settings = Settings.from_env({"TIDEMARK_HOME": str(work), "TIDEMARK_SPARK_MASTER": "local[2]"})
+    spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
+    started = time.monotonic()
+    if variant == "spark_native":
+        progress = _spark_native(spark, data, work)
+        panes_path = str(work / "spark_native_out")
+    else:
+        from jobs.definition import load_definition
+        from jobs.spark.context import JobContext
+        from jobs.spark.runner import JobRunner, RunOptions
+
+        defn = load_definition(spec("bench", data, full=variant == "tidemark_engine"))
+        ctx = JobContext.create(defn, settings)
+        runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
+        started = time.monotonic()
+        runner.run()
+        q = runner.query
+        assert q is not None
+        progress = [json.loads(p.json) for p in q.recentProgress]
+        panes_path = ctx.panes_path
+    elapsed = time.monotonic() - started
+    rows = sum(int(p.get("numInputRows") or 0) for p in progress)
+    data_batches = [p for p in progress if int(p.get("numInputRows") or 0) > 0]
+    durations = [int(p["durationMs"]["triggerExecution"]) for p in data_batches]
+    emitting = [int(p["durationMs"]["triggerExecution"]) for p in progress
+                if int((p.get("sink") or {}).get("numOutputRows") or 0) != 0]
+    result: dict[str, Any] = {
+        "variant": variant,
+        "input_rows": rows,
+        "elapsed_s": round(elapsed, 2),
+        "events_per_s": round(rows / elapsed, 1) if elapsed else None,
+        "batches": len(progress),
+        "batch_ms_p50": _pct(durations, 50),
+        "batch_ms_p95": _pct(durations, 95),
+        "pane_latency_ms_p50": _pct(emitting or durations, 50),
+        "pane_latency_ms_p95": _pct(emitting or durations, 95),
+    }
+    result["panes"] = _panes(spark, panes_path, variant)
+    spark.stop()
+    return result
+
+
+def _pct(values: list[int], p: int) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return float(values[0])
+    return round(statistics.quantiles(values, n=100, method="inclusive")[p - 1], 1)
+
+
+def _spark_native(spark: Any, data: Path, work: Path) -> list[dict[str, Any]]:
+    from pyspark.sql import functions as F
+
+    df = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(data))
+          .withColumn("ts", F.timestamp_millis("et")).withWatermark("ts", "2 seconds"))
+    agg = df.groupBy(F.window("ts", "1 minute"), "team").agg(
+        F.sum("score").alias("total"), F.count(F.lit(1)).alias("n"))
+    q = (agg.writeStream.outputMode("append").format("parquet")
+         .option("path", str(work / "spark_native_out"))
+         .option("checkpointLocation", str(work / "spark_native_ckpt"))
+         .trigger(availableNow=True).start())
+    q.awaitTermination()
+    return [json.loads(p.json) for p in q.recentProgress]
+
+
+def _panes(spark: Any, path: str, variant: str) -> str | None:
+    """Final panes as a file of sorted lines (key, window_start, total, n) for comparison."""
+    from pyspark.sql import functions as F
+
+    if not Path(path).exists():
+        return None
+    df = spark.read.parquet(path)
+    if variant == "spark_native":
+        df = df.select(F.col("team").alias("k"), F.unix_millis("window.start").alias("ws"),
+                       "total", "n")
+    else:
+        df = df.where(~F.col("retraction") & F.col("is_last")).select(
+            F.get_json_object(F.concat(F.lit('{"k":'), "key", F.lit("}")), "$.k").alias("k"), F.col("window_start").alias("ws"),
+            F.get_json_object("values", "$.total").cast("long").alias("total"),
+            F.get_json_object("values", "$.n").cast("long").alias("n"))
+    lines = sorted(f"{r.k}|{r.ws}|{r.total}|{r.n}" for r in df.collect())
+    out = Path(path).parent / f"{variant}.panes.txt"
+    out.write_text("\n".join(lines))
+    return str(out)
+
+
+# ---------------------------------------------------------------- driver
+
+def _tree_rss(pid: int) -> int:
+    """RSS bytes of ``pid`` and all its descendants."""
+    total = 0
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(d))
+        except (OSError, ValueError, IndexError):
+            continue
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        stack.extend(children.get(p, []))
+    return total
+
+
+def measure(variant: str, data: Path, work: Path) -> dict[str, Any]:
+    out = work / f"{variant}.json"
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", variant, "--data", str(data), "--work", str(work),
+         "--out", str(out)], cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, _tree_rss(proc.pid))
+            time.sleep(0.5)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    code = proc.wait()
+    stop.set()
+    th.join()
+    if code != 0:
+        return {"variant": variant, "error": f"exit code {code}"}
+    result: dict[str, Any] = json.loads(out.read_text())
+    result["peak_rss_mb"] = round(peak / 2**20, 1)
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=2_000_000)
+    ap.add_argument("--keys", type=int, default=10_000)
+    ap.add_argument("--files", type=int, default=20)
+    ap.add_argument("--variants", default="spark_native,tidemark_native,tidemark_engine")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--output", default=str(ROOT / "benchmarks" / "results" / "spark_throughput.json"))
+    ap.add_argument("--child")
+    ap.add_argument("--data")
+    ap.add_argument("--work")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    if args.child:
+        work = Path(args.work) / args.child
+        work.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(run_variant(args.child, Path(args.data), work)))
+        return 0
+    base = Path(tempfile.mkdtemp(prefix="tidemark-bench-"))
+    try:
+        data = base / "data"
+        t = time.monotonic()
+        generate(data, args.events, args.keys, args.files)
+        gen_s = time.monotonic() - t
+        results = [measure(v, data, base) for v in args.variants.split(",")]
+        by = {r["variant"]: r for r in results}
+        base_eps = (by.get("spark_native") or {}).get("events_per_s")
+        for r in results:
+            if base_eps and r.get("events_per_s"):
+                r["ratio_vs_spark_native"] = round(r["events_per_s"] / base_eps, 3)
+        comparison = None
+        ref = (by.get("spark_native") or {}).get("panes")
+        mine = (by.get("tidemark_native") or {}).get("panes")
+        if ref and mine:
+            a = set(Path(ref).read_text().splitlines())
+            b = set(Path(mine).read_text().splitlines())
+            comparison = {"spark_native_panes": len(a), "tidemark_native_panes": len(b),
+                          "identical": a == b, "only_spark": len(a - b), "only_tidemark": len(b - a)}
+        for r in results:
+            r.pop("panes", None)
+        report = {
+            "benchmark": "spark_throughput",
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "machine": {"cpus": os.cpu_count(), "load_avg_at_end": os.getloadavg()},
+            "data": {"events": args.events, "keys": args.keys, "files": args.files,
+                     "format": "json", "event_time_span": "1h", "out_of_order": "20% up to 5s",
+                     "generate_s": round(gen_s, 1)},
+            "config": {"master": "local[2]", "shuffle_partitions": 2, "state_store": "RocksDB",
+                       "maxFilesPerTrigger": 1, "trigger": "availableNow"},
+            "results": results,
+            "comparison": comparison,
+        }
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+        print(json.dumps(report, indent=2))
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
