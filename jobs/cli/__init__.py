@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "jobs.cli.replay_cmd",  # replay
     "jobs.cli.catalog_cmds",  # db, job, audit, user
     "jobs.cli.runtime_cmds",  # run, state
+    "jobs.cli.lifecycle_cmds",  # supervise, migrate, rollback, airflow
 )
 
 
