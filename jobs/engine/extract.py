@@ -9,7 +9,6 @@ field and the record; the rest of the batch goes on.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -17,26 +16,17 @@ from typing import Any
 import numpy as np
 
 from jobs.definition.model import Definition
-from jobs.engine.errors import EngineError
 from jobs.engine.records import DeadLetter, Key, RecordBatch
 from jobs.timeutil import TimeParseError, datetime_to_ms, parse_instant
 
 RowFn = Callable[[Mapping[str, Any]], Any]
 _NUMERIC_FNS = frozenset({"sum", "mean"})
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _compile(sql: str, field: str) -> RowFn:
-    """The definition package's compiler; a plain column lookup if it is not installed."""
-    try:
-        from jobs.definition.expr import compile_expression
-    except ImportError:  # pragma: no cover - only while the definition package is incomplete
-        name = sql.strip()
-        if not _IDENT.match(name):
-            raise EngineError(
-                f"{field}: expression {sql!r} needs jobs.definition.expr, which is missing"
-            ) from None
-        return lambda row: row.get(name)
+    """The definition package's compiler (imported here: it pulls in sqlglot)."""
+    from jobs.definition.expr import compile_expression
+
     fn: RowFn = compile_expression(sql, field)
     return fn
 
