@@ -1,0 +1,5 @@
+import sys
+
+from jobs.demo.launcher import main
+
+sys.exit(main())

@@ -1,0 +1,221 @@
+"""`make demo`: the whole platform on embedded defaults, and a clean stop on Ctrl-C.
+
+What it starts, in order: the catalog (SQLite under the data dir, migrated), a first-run admin,
+the example jobs of ``jobs/demo/specs`` (desired state running), a generator that lands files
+with out-of-order, late and malformed events, local Airflow (supervisor and migration DAGs,
+which launch and supervise the Spark jobs), and the Streamlit UI on 127.0.0.1. Everything it
+starts is a child it owns: Ctrl-C (or SIGTERM) stops the UI and Airflow, then the job processes
+the supervisor launched, and says what it stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jobs.catalog import Catalog, CatalogError
+from jobs.config import Settings
+from jobs.demo.generator import Generator
+from jobs.timeutil import SystemClock
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = Path(__file__).resolve().parent / "specs"
+DEMO_ACTOR = "demo"
+DEMO_ADMIN = ("admin", "tidemark-demo")
+
+
+def seed(catalog: Catalog, specs: Path = SPECS) -> list[str]:
+    """Create the example jobs that do not exist yet and ask for them to run. Idempotent."""
+    created = []
+    for spec in sorted(specs.glob("*.yaml")):
+        name = spec.stem
+        try:
+            catalog.job(name)
+        except CatalogError as exc:
+            if exc.code != "not_found":
+                raise
+            catalog.create_job(spec.read_text(encoding="utf-8"), DEMO_ACTOR,
+                               note="example job seeded by make demo")
+            created.append(name)
+        if catalog.job(name).desired_state != "running":
+            catalog.set_desired_state(name, "running", DEMO_ACTOR, reason="make demo")
+    return created
+
+
+@dataclass
+class GeneratorLoop:
+    """Lands a file per stream every ``tick_s`` seconds until stopped."""
+
+    generator: Generator
+    tick_s: float = 2.0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="demo-generator", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.tick_s):
+            self.generator.tick()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+
+@dataclass
+class Child:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.process.poll() is not None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+
+def spawn(name: str, argv: list[str], log: Path, env: dict[str, str]) -> Child:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    handle = log.open("ab")
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    return Child(name, proc, log)
+
+
+def start_ui(settings: Settings, port: int, env: dict[str, str]) -> Child:
+    argv = [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "app.py"),
+            "--server.address", "127.0.0.1", "--server.port", str(port),
+            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    return spawn("ui", argv, settings.home / "logs" / "ui.log", env)
+
+
+def wait_until(what: str, check: Callable[[], bool], timeout_s: float, poll_s: float = 1.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(poll_s)
+    raise TimeoutError(f"{what}: not within {timeout_s:.0f} s")
+
+
+@dataclass
+class Demo:
+    """What `make demo` started, so that a stop stops exactly that."""
+
+    settings: Settings
+    catalog: Catalog
+    generator: GeneratorLoop
+    children: list[Child] = field(default_factory=list)
+    airflow: object | None = None
+
+    def stop(self) -> list[str]:
+        stopped = []
+        for child in reversed(self.children):
+            child.stop()
+            stopped.append(child.name)
+        if self.airflow is not None:
+            self.airflow.stop()  # type: ignore[attr-defined]
+            stopped.append("airflow")
+        self.generator.stop()
+        stopped.append("generator")
+        stopped += stop_job_runs(self.catalog)
+        self.catalog.close()
+        return stopped
+
+
+def stop_job_runs(catalog: Catalog) -> list[str]:
+    """Stop the Spark job processes the supervisor launched (they outlive Airflow's tasks by
+    design, so the demo must stop them itself). Desired states stay as they are: the next
+    `make demo` resumes every job from its checkpoint."""
+    from jobs.lifecycle.process import ProcessControl
+
+    control = ProcessControl()
+    stopped = []
+    for run in catalog.active_runs():
+        outcome = control.stop(run.pid, run.job, run.host, timeout_ms=30_000)
+        catalog.end_run(run.id, "stopped", f"make demo stopped ({outcome})", actor=DEMO_ACTOR)
+        stopped.append(f"{run.job} (pid {run.pid})")
+    return stopped
+
+
+def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
+          tick_s: float = 2.0) -> Demo:
+    from jobs.lifecycle.airflow_local import start_local_airflow
+
+    settings.home.mkdir(parents=True, exist_ok=True)
+    catalog = Catalog(settings.db_url, upgrade=True)
+    fresh_admin = catalog.ensure_admin(*DEMO_ADMIN)
+    created = seed(catalog)
+    print(f"catalog: {settings.db_url} (jobs seeded: {', '.join(created) or 'already there'};"
+          f" admin {'created' if fresh_admin else 'exists'})", flush=True)
+    loop = GeneratorLoop(Generator(settings.home / "landing", SystemClock()), tick_s=tick_s)
+    loop.generator.tick()  # land a first file at once, so the jobs have input when they start
+    loop.start()
+    demo = Demo(settings, catalog, loop)
+    try:
+        env = dict(os.environ, TIDEMARK_HOME=str(settings.home), TIDEMARK_DB_URL=settings.db_url)
+        demo.children.append(start_ui(settings, ui_port, env))
+        print("starting Airflow (api-server, scheduler, dag-processor, triggerer)...", flush=True)
+        demo.airflow = start_local_airflow(settings, port=airflow_port)
+    except BaseException:
+        demo.stop()
+        raise
+    return demo
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m jobs.demo", description=__doc__.splitlines()[0])
+    parser.add_argument("--ui-port", type=int, default=int(os.environ.get("TIDEMARK_UI_PORT", 8501)))
+    parser.add_argument("--airflow-port", type=int,
+                        default=int(os.environ.get("TIDEMARK_AIRFLOW_PORT", 8080)))
+    parser.add_argument("--tick", type=float, default=2.0, help="seconds between landed files")
+    parser.add_argument("--check", action="store_true",
+                        help="drive the running demo through the scripted tour (make demo-check)")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    if args.check:
+        from jobs.demo.check import run_tour
+
+        return run_tour(settings)
+    demo = start(settings, ui_port=args.ui_port, airflow_port=args.airflow_port, tick_s=args.tick)
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    print(
+        "\ntidemark demo is running\n"
+        f"  UI       http://127.0.0.1:{args.ui_port}   login {DEMO_ADMIN[0]} / {DEMO_ADMIN[1]}\n"
+        f"  Airflow  http://127.0.0.1:{args.airflow_port}   login admin / admin\n"
+        f"  data     {settings.home}\n"
+        "Jobs start within a minute (the supervisor DAG runs every minute). Ctrl-C stops everything.",
+        flush=True,
+    )
+    try:
+        while not stop.wait(1.0):
+            for child in demo.children:
+                if child.process.poll() is not None:
+                    print(f"{child.name} exited ({child.process.returncode}); see {child.log}",
+                          file=sys.stderr)
+                    stop.set()
+    finally:
+        print("stopping: " + ", ".join(demo.stop()), flush=True)
+    return 0
