@@ -98,3 +98,30 @@ def test_hand_over_to_general_engine_keeps_output_identical(
     g_out, g_seen = run(defn, insts, None, vectorized=False)
     assert v_out == g_out
     assert v_seen == g_seen
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=definitions(), insts=instants(), data=st.data())
+def test_externally_driven_watermark_matches_general_engine(
+    defn: Definition, insts: list[Instant], data: st.DataObject
+) -> None:
+    """A host driving the watermark (the Spark runtime's global watermark): ingest never moves
+    it, advance_watermark does (never back), with a snapshot/restore somewhere."""
+    marks = [data.draw(st.one_of(st.none(), st.integers(-30, 150))) for _ in insts]
+    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
+    results = []
+    for vectorized in (True, False):
+        eng: Any = (VectorizedEngine if vectorized else Engine)(defn, watermark="external")
+        out: list[dict[str, Any]] = []
+        seen = []
+        for i, (inst, mark) in enumerate(zip(insts, marks, strict=True)):
+            if vectorized and i == restore_at:
+                snap = json.loads(json.dumps(eng.state.snapshot()))
+                eng = VectorizedEngine(defn, state=snap, watermark="external")
+            out.extend(e.to_json() for e in eng.ingest(batch_of(defn, inst)))
+            if mark is not None:
+                out.extend(e.to_json() for e in eng.advance_watermark(mark))
+            seen.append(observe(eng))
+        out.extend(e.to_json() for e in eng.end_of_input())
+        results.append((canon(out), seen))
+    assert results[0] == results[1]
