@@ -16,7 +16,7 @@ if str(_ROOT) not in sys.path:  # `streamlit run ui/app.py` puts only ui/ on the
 
 import streamlit as st  # noqa: E402
 
-from jobs.catalog import CatalogError  # noqa: E402
+from jobs.catalog import CatalogError, User  # noqa: E402
 from ui import auth, common, services  # noqa: E402
 
 st.set_page_config(page_title="tidemark", page_icon=":material/waves:", layout="wide")
@@ -54,6 +54,7 @@ if user is None:
 assert user is not None
 # The role comes from the catalog on every run, not from the sign-in: a user who is demoted or
 # disabled while signed in loses the pages and buttons at their next click.
+record: User | None
 try:
     record = cat.user(user.name)
 except CatalogError:

@@ -19,7 +19,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from jobs.definition.model import Definition
+from jobs.definition.model import Definition, Source
 from jobs.timeutil import datetime_to_ms, ms_to_iso
 
 DEFAULT_SAMPLE = 500
@@ -97,16 +97,16 @@ def data_files(root: Path) -> list[Path]:
     return sorted(files, key=lambda p: (p.stat().st_mtime_ns, str(p)))
 
 
-def source_sample(defn: Definition, limit: int = DEFAULT_SAMPLE) -> Sample | None:
+def source_sample(source: Source, limit: int = DEFAULT_SAMPLE) -> Sample | None:
     """The first ``limit`` records of a ``files`` source, or None when there is nothing to read."""
-    if defn.source.kind != "files" or not defn.source.path:
+    if source.kind != "files" or not source.path:
         return None
-    root = Path(defn.source.path)
+    root = Path(source.path)
     if not root.is_dir():
         return None
     lines: list[dict[str, Any]] = []
     problems: list[str] = []
-    fmt = defn.source.format or "json"
+    fmt = source.format or "json"
     used = 0
     for path in data_files(root):
         if len(lines) >= limit:

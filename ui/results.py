@@ -56,22 +56,25 @@ def _key(value: Any) -> Any:
     return value
 
 
-def parquet_panes(defn: Definition, results_root: Path, *, store: str | None,
+def parquet_dir(defn: Definition, results_root: Path, store: str) -> Path:
+    """Where the Spark job writes the panes of ``store``: ``<sink.path or results root/job>/
+    <store>/panes/batch_id=N/`` (see ``jobs.spark.context.JobContext``)."""
+    base = Path(defn.sink.path) if defn.sink.path else results_root / defn.name
+    return base.absolute() / store / "panes"
+
+
+def parquet_panes(defn: Definition, results_root: Path, *, store: str,
                   limit: int) -> list[PaneRow]:
     """Panes of a ``parquet`` sink (empty when nothing was written yet)."""
     import pyarrow.dataset as ds
 
-    base = Path(defn.sink.path) if defn.sink.path else results_root / defn.name
-    root = base / "panes" if (base / "panes").is_dir() else base
+    root = parquet_dir(defn, results_root, store)
     if not root.is_dir() or not any(root.glob("batch_id=*")):
         return []
+    # Spark's in-flight `_temporary` directories and `_SUCCESS` markers are not data
     dataset = ds.dataset(str(root), format="parquet", partitioning="hive",
-                         exclude_invalid_files=True)
+                         exclude_invalid_files=True, ignore_prefixes=[".", "_"])
     table = dataset.to_table()
-    if store is not None and "store" in table.column_names:
-        import pyarrow.compute as pc
-
-        table = table.filter(pc.equal(table["store"], store))
     rows: list[PaneRow] = []
     for r in table.to_pylist():
         pane = {
@@ -91,7 +94,7 @@ def parquet_panes(defn: Definition, results_root: Path, *, store: str | None,
         if r.get("first_event_time") is not None:
             pane["first_event_time"] = r.get("first_event_time")
             pane["last_event_time"] = r.get("last_event_time")
-        rows.append(PaneRow(r.get("version"), r.get("store"), r.get("batch_id"), pane))
+        rows.append(PaneRow(r.get("version"), r.get("store") or store, r.get("batch_id"), pane))
     rows.sort(key=lambda p: (p.batch_id or 0, p.pane.get("emitted_at") or 0))
     return rows[-limit:]
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from jobs.catalog import Catalog, CatalogError
+from jobs.catalog import Action, Catalog, CatalogError
 from tests.ui.helpers import APP, PASSWORD, ROLES, button, texts, widget
 from ui import auth, services
 
@@ -90,7 +91,7 @@ def test_ui_role_ladder_matches_the_catalog(cat: Catalog, users: dict[str, str],
     """The UI hides controls by a mirror of the catalog's rules; they must agree."""
     for action in ("read", "edit", "operate", "admin"):
         try:
-            cat.require(role, action)  # type: ignore[arg-type]
+            cat.require(role, cast(Action, action))
             allowed = True
         except CatalogError:
             allowed = False

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page
 
 from tests.ui.helpers import PASSWORD, landing
 
@@ -77,41 +78,42 @@ def server(ran_job: str, catalog_url: str, tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
-def settle(page) -> None:  # type: ignore[no-untyped-def]
+def settle(page: Page) -> None:
     """Wait until Streamlit has finished the rerun a change started."""
     page.wait_for_timeout(300)
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=TIMEOUT_MS)
     page.wait_for_timeout(200)
 
 
-def fill(page, label: str, value: str) -> None:  # type: ignore[no-untyped-def]
+def fill(page: Page, label: str, value: str) -> None:
     box = page.get_by_label(label, exact=True)
     box.fill(value)
     box.press("Enter")
     settle(page)
 
 
-def choose(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
+def choose(page: Page, label: str, option: str) -> None:
     page.locator('[data-testid="stSelectbox"]').filter(
         has=page.get_by_text(label, exact=True)).first.click()
     page.get_by_role("option", name=option, exact=True).click()
     settle(page)
 
 
-def go(page, title: str) -> None:  # type: ignore[no-untyped-def]
+def go(page: Page, title: str) -> None:
     page.get_by_role("link", name=title).first.click()
     page.get_by_role("heading", name=title).first.wait_for(timeout=TIMEOUT_MS)
     settle(page)
 
 
-def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+def shot(page: Page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     # Streamlit scrolls inside its main container, so a "full page" is a tall viewport
     size = page.viewport_size
     page.set_viewport_size({"width": 1400, "height": 2400})
     settle(page)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-    page.set_viewport_size(size)
+    if size is not None:
+        page.set_viewport_size(size)
 
 
 def test_define_edit_audit_late_snapshots_in_a_browser(server: str, tmp_path: Path) -> None:

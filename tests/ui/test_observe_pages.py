@@ -7,12 +7,16 @@ hand), not from the pages' own output.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
 
 from jobs.catalog import BatchProgress, BatchSnapshot, Catalog
 from tests.ui.helpers import T0, app_as, button, landing, team_scores, texts, widget
 
 
-def frame_with(at, column: str):  # type: ignore[no-untyped-def]
+def frame_with(at: AppTest, column: str) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
@@ -101,7 +105,7 @@ def test_migrations_progress(cat: Catalog, users: dict[str, str], tmp_path: Path
                          new_watermark=T0, old_watermark=T0 + 90_000)
     at = app_as("viewer", "views/migrations.py")
     assert not at.exception
-    (bar,) = at.get("progress")
+    (bar,) = cast(list[Any], at.get("progress"))
     assert bar.value == 25 and "3 of 12 files" in bar.proto.text  # percent
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Catch-up remaining"] == "1m30s"
@@ -112,3 +116,34 @@ def test_migrations_empty_state(cat: Catalog, users: dict[str, str], tmp_path: P
     cat.create_job(team_scores(landing(tmp_path / "l", [])), "editor")
     at = app_as("viewer", "views/migrations.py")
     assert "No migrations yet" in texts(at)
+
+
+def test_windows_reads_a_parquet_sink(cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
+    """Panes written the way the Spark job writes them (jobs.spark.schema.PANE_DDL, one
+    directory per batch) show up; Spark's `_temporary` leftovers are ignored."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spec = team_scores(landing(tmp_path / "l", []), sink="parquet")
+    spec["sink"]["path"] = str(tmp_path / "results")
+    v = cat.create_job(spec, "editor")
+    panes_dir = tmp_path / "results" / v.store_name / "panes"
+    for batch, (timing, total, n) in enumerate([("ON_TIME", 7, 2), ("LATE", 9, 3)]):
+        table = pa.table({
+            "job": ["team_scores"], "version": pa.array([1], pa.int32()), "store": [v.store_name],
+            "key": ['"a"'], "window_start": [T0], "window_end": [T0 + 60_000],
+            "first_event_time": pa.array([None], pa.int64()),
+            "last_event_time": pa.array([None], pa.int64()), "timing": [timing],
+            "pane_index": pa.array([batch], pa.int32()), "is_first": [batch == 0],
+            "is_last": [False], "retraction": [False],
+            "values": [f'{{"total": {total}, "n": {n}}}'], "emitted_at": [T0 + (2 + batch) * 60_000],
+            "watermark": [T0 + 110_000]})
+        (panes_dir / f"batch_id={batch}").mkdir(parents=True)
+        pq.write_table(table, panes_dir / f"batch_id={batch}" / "part-0.parquet")
+    (panes_dir / "_temporary").mkdir()
+    (panes_dir / "_temporary" / "junk").write_text("not parquet")
+    at = app_as("viewer", "views/windows.py")
+    assert not at.exception, at.exception
+    panes = frame_with(at, "batch")
+    assert list(panes["key"]) == ['"a"', '"a"']
+    assert list(panes["timing"]) == ["ON_TIME", "LATE"] and list(panes["v.total"]) == [7, 9]

@@ -18,7 +18,7 @@ import streamlit as st
 
 from jobs.catalog import CatalogError
 from jobs.definition.errors import DefinitionError, FieldError
-from jobs.definition.model import Definition
+from jobs.definition.model import Definition, Source
 from ui import auth, charts, common, defform, fmt
 from ui.definitions import Assessment, assess, load_spec
 from ui.preview import (
@@ -338,6 +338,13 @@ def cached_preview(spec: str, sample_json: str) -> PreviewResult:
     return run_preview(defn, json.loads(sample_json))
 
 
+@st.cache_data(show_spinner=False, ttl=15, max_entries=16)
+def cached_sample(kind: str, path: str, fmt_: str, limit: int) -> Sample | None:
+    """The source sample, re-read at most every 15 s: the preview reruns on every keystroke,
+    and listing a busy landing directory each time would make typing sluggish."""
+    return source_sample(Source(kind=kind, path=path, format=fmt_), limit)  # type: ignore[arg-type]
+
+
 with tab_preview:
     if not result.valid or result.definition is None:
         st.info("The preview runs once the form has no errors.")
@@ -350,7 +357,8 @@ with tab_preview:
         sample: Sample | None
         if src == "Source directory":
             try:
-                sample = source_sample(defn, limit)
+                sample = cached_sample(defn.source.kind, defn.source.path or "",
+                                       defn.source.format or "json", limit)
             except OSError as exc:
                 st.error(f"Cannot read the source: {exc}")
                 sample = None
