@@ -121,3 +121,46 @@ def test_early_panes_fire_when_the_spec_says(data: st.DataObject) -> None:
     for ps in by_window.values():
         assert [p["pane_index"] for p in ps] == list(range(len(ps)))
         assert [p["is_first"] for p in ps] == [True] + [False] * (len(ps) - 1)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_emit_current_one_pane_per_updated_window_per_instant(data: st.DataObject) -> None:
+    """`emit: current` (Quix `.current()`): every arrival instant that adds records to a window
+    yields exactly one pane of that window, at that instant, holding everything accepted so
+    far; EARLY while the watermark (after the instant) has not reached the window end, LATE
+    after; nothing else is ever emitted (no on-time pane, nothing at expiry or end of input).
+    The watermark and expiry are recomputed here: max event time - delay; a (record, window)
+    pair is dropped once the watermark before the instant reached end + allowed lateness."""
+    recs = data.draw(records(max_size=10, t_max=40))
+    window = data.draw(windows(types=("tumbling", "hopping")))
+    instants = data.draw(spaced_instants(recs))
+    delay, lateness = data.draw(st.integers(0, 10)), data.draw(st.integers(0, 10))
+    defn = definition(window, delay=delay, lateness=lateness, trigger={"emit": "current"})
+    size = defn.window.size
+    assert size is not None
+    want: list[tuple[int, WindowId, str, list[int]]] = []
+    held: dict[WindowId, list[int]] = defaultdict(list)
+    max_t: int | None = None
+    for pt, rs in instants:
+        wm0 = None if max_t is None else max_t - delay
+        touched: set[WindowId] = set()
+        for r in rs:
+            for wid in window_ids(defn, r):
+                end = wid[2]
+                assert end is not None
+                if wm0 is None or wm0 < end + lateness:
+                    held[wid].append(r.id)
+                    touched.add(wid)
+        max_t = max([r.t for r in rs] + ([max_t] if max_t is not None else []))
+        wm1 = max_t - delay
+        for wid in touched:
+            end = wid[2]
+            assert end is not None
+            want.append((pt, wid, "EARLY" if wm1 < end else "LATE", sorted(held[wid])))
+    got = [
+        (p["emitted_at"], (json.dumps(p["key"]), p["window_start"], p["window_end"]),
+         p["timing"], sorted(p["values"]["ids"]))
+        for p in panes(run(defn, instants))
+    ]
+    assert sorted(got, key=repr) == sorted(want, key=repr)
