@@ -185,7 +185,9 @@ class Engine(Assigner, Firing):
         return rows
 
     def late_totals(self) -> list[dict[str, Any]]:
-        """Accepted-late and dropped counts per key since the engine's state began."""
+        """Accepted-late and dropped counts per key, for the keys the engine holds now. A key
+        that holds no window is forgotten (so state stays bounded by the open windows); the
+        per-window deltas of :meth:`drain_late_counts` are the durable record."""
         return [
             {"key": ks.key, "accepted": ks.late_accepted, "dropped": ks.late_dropped}
             for kj, ks in sorted(self.state.keys.items())
