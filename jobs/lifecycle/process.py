@@ -149,7 +149,11 @@ class ProcessControl:
 
     def job_processes(self, job: str, catalog: str | None) -> list[int]:
         """Pids of live processes launched for ``job`` (by any launcher) reporting to
-        ``catalog``: the orphan sweep compares them with the runs the catalog knows."""
+        ``catalog``: the orphan sweep compares them with the runs the catalog knows.
+
+        Only session leaders count: every launch starts a new session, and the job's own
+        children (the Spark JVM, Python workers) inherit its environment but not its session
+        leadership; they go with their leader."""
         proc = Path("/proc")
         if not proc.is_dir():
             return []
@@ -160,6 +164,8 @@ class ProcessControl:
             pid = int(entry.name)
             if _proc_env_value(pid, JOB_ENV) != job or _proc_state(pid) in (None, "Z"):
                 continue
+            if _proc_session(pid) != pid:
+                continue  # a child of a job (its JVM): it inherited the env, it is not a launch
             if catalog is not None and _proc_env_value(pid, CATALOG_ENV) != catalog:
                 continue
             found.append(pid)
@@ -245,6 +251,16 @@ def _proc_state(pid: int) -> str | None:
         return None
     # the command name is in parentheses and may hold spaces; the state follows the last ')'
     return text[text.rfind(")") + 2 :].split(" ", 1)[0]
+
+
+def _proc_session(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()
+    # after the command: state ppid pgrp session ...
+    return int(fields[3]) if len(fields) > 3 else None
 
 
 def _is_job_process(pid: int, job: str) -> bool:

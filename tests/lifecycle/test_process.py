@@ -3,6 +3,7 @@ child processes (no catalog involved)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -36,7 +37,7 @@ def test_launched_process_is_detached_logged_and_identified(tmp_path: Path) -> N
         assert pc.liveness(pid, "pjob", pc.host) == "alive"
         assert pc.liveness(pid, "another_job", pc.host) == "dead"  # a reused pid is not ours
         assert pc.liveness(pid, "pjob", "some-other-host") == "unknown"
-        assert pc.job_processes("pjob", None) == [pid]
+        assert pid in pc.job_processes("pjob", None)
         assert _wait_for(lambda: "mode nocatalog" in (tmp_path / "p.log").read_text())
     finally:
         os.killpg(pid, signal.SIGKILL)
@@ -69,3 +70,27 @@ def test_stop_escalates_to_sigkill_after_the_timeout(tmp_path: Path) -> None:
     assert time.monotonic() - started < 5
     info = pc.exit_info(pid)
     assert info is not None and info.signal == signal.SIGKILL
+
+
+def test_children_of_a_job_are_not_counted_as_launches(tmp_path: Path) -> None:
+    # the Spark JVM inherits the job's environment; the orphan sweep must not take it for an
+    # unrecorded launch (it would kill the JVM under a healthy job)
+    pc = ProcessControl()
+    script = (
+        "import subprocess, sys, time; "
+        "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        "print('child', c.pid, flush=True); time.sleep(60)"
+    )
+    pid = pc.launch([sys.executable, "-c", script, "pjob"], job="pjob", log_path=tmp_path / "p.log")
+    try:
+        assert _wait_for(lambda: "child " in (tmp_path / "p.log").read_text())
+        child = int((tmp_path / "p.log").read_text().split("child ")[1].split()[0])
+        found = pc.job_processes("pjob", None)
+        assert pid in found and child not in found
+        # stopping the job takes its whole group down, the child included
+        assert pc.stop(pid, "pjob", pc.host, timeout_ms=2_000) in ("terminated", "killed")
+        assert _wait_for(lambda: not Path(f"/proc/{child}").exists() or
+                         Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
