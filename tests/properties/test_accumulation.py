@@ -76,6 +76,11 @@ def _assert_final(w: OracleWindow, p: dict[str, Any]) -> None:
         assert same_value(v, p["values"][name]), (_ident(w), name, v, p["values"][name])
 
 
+def _as_window(p: dict[str, Any]) -> OracleWindow:
+    return OracleWindow(key=p["key"], start=p["window_start"], end=p["window_end"],
+                        first_event_time=0, last_event_time=0, values={}, members=())
+
+
 def _inside(p_id: tuple[str, Any, Any], finals: list[OracleWindow]) -> bool:
     """A replaced session window lies inside the final session of its key."""
     key, s, e = p_id
@@ -120,6 +125,22 @@ def test_retracting_panes_sum_to_final(data: st.DataObject) -> None:
         else:
             assert ident not in last or last[ident]["pane_index"] < p["pane_index"], p
             last[ident] = p
+    # a retraction comes right before the pane that replaces it: only retractions (of the
+    # same window, or of session windows the new one replaced) between them, same emitted_at
+    seq = panes(out)
+    for i, p in enumerate(seq):
+        if not p["retraction"]:
+            continue
+        j = i
+        while seq[j]["retraction"]:
+            j += 1
+            assert j < len(seq), f"retraction with no pane after it: {p}"
+        new = seq[j]
+        assert new["emitted_at"] == p["emitted_at"], (p, new)
+        if defn.window.type != "session":
+            assert window_id(new) == window_id(p), (p, new)
+        else:
+            assert _inside(window_id(p), [_as_window(new)]), (p, new)
 
 
 @SETTINGS

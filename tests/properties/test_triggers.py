@@ -129,7 +129,7 @@ def test_emit_current_one_pane_per_updated_window_per_instant(data: st.DataObjec
     """`emit: current` (Quix `.current()`): every arrival instant that adds records to a window
     yields exactly one pane of that window, at that instant, holding everything accepted so
     far; EARLY while the watermark (after the instant) has not reached the window end, LATE
-    after; nothing else is ever emitted (no on-time pane, nothing at expiry or end of input).
+    after; the pane's `watermark` field is that watermark; nothing else is ever emitted (no on-time pane, nothing at expiry or end of input).
     The watermark and expiry are recomputed here: max event time - delay; a (record, window)
     pair is dropped once the watermark before the instant reached end + allowed lateness."""
     recs = data.draw(records(max_size=10, t_max=40))
@@ -139,7 +139,7 @@ def test_emit_current_one_pane_per_updated_window_per_instant(data: st.DataObjec
     defn = definition(window, delay=delay, lateness=lateness, trigger={"emit": "current"})
     size = defn.window.size
     assert size is not None
-    want: list[tuple[int, WindowId, str, list[int]]] = []
+    want: list[tuple[int, WindowId, str, list[int], int]] = []
     held: dict[WindowId, list[int]] = defaultdict(list)
     max_t: int | None = None
     for pt, rs in instants:
@@ -157,10 +157,10 @@ def test_emit_current_one_pane_per_updated_window_per_instant(data: st.DataObjec
         for wid in touched:
             end = wid[2]
             assert end is not None
-            want.append((pt, wid, "EARLY" if wm1 < end else "LATE", sorted(held[wid])))
+            want.append((pt, wid, "EARLY" if wm1 < end else "LATE", sorted(held[wid]), wm1))
     got = [
         (p["emitted_at"], (json.dumps(p["key"]), p["window_start"], p["window_end"]),
-         p["timing"], sorted(p["values"]["ids"]))
+         p["timing"], sorted(p["values"]["ids"]), p["watermark"])
         for p in panes(run(defn, instants))
     ]
     assert sorted(got, key=repr) == sorted(want, key=repr)
