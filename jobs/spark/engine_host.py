@@ -74,6 +74,9 @@ class HostConfig:
     defn: Definition
     agg_names: tuple[str, ...]
     agg_has_input: tuple[bool, ...]
+    agg_integral: tuple[bool, ...]
+    """Whether aggregation i's input is an integer type (pandas turns nullable ints into
+    floats; they must reach the engine as ints, or a sum of ints would print as 5.0)."""
     source_columns: tuple[str, ...]
     input_columns: tuple[str, ...]
     """Names of the operator's input columns, in order (bucket first)."""
@@ -111,6 +114,24 @@ def _plain(v: Any) -> Any:
     if isinstance(v, np.generic):
         return v.item()
     return v
+
+
+def _column(series: pd.Series, integral: bool) -> Any:
+    """An aggregation input column for the engine: a NumPy array when it has no nulls (fast
+    path), else a list with None for nulls; integer inputs stay integers."""
+    import numpy as np
+
+    values = series.to_numpy()
+    if values.dtype.kind in "iub":
+        return values.astype(np.int64) if values.dtype.kind != "b" else values
+    if values.dtype.kind == "f":
+        mask = np.isnan(values)
+        if not mask.any():
+            return values.astype(np.int64) if integral else values
+        if integral:
+            return [None if m else int(v) for v, m in zip(values.tolist(), mask.tolist(), strict=True)]
+        return [None if m else v for v, m in zip(values.tolist(), mask.tolist(), strict=True)]
+    return [_plain(v) for v in values.tolist()]
 
 
 def _emission_rows(emissions: list[Any], late_counts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -166,6 +187,15 @@ def previous_batch_time(cfg: HostConfig) -> int | None:
     return max(values) if values else None
 
 
+def _restore(state_cls: Any, snap: dict[str, Any]) -> Any:
+    """Restore without the defensive copy where the engine offers it (the dict was just
+    parsed from the blob and is used for nothing else)."""
+    try:
+        return state_cls.restore(snap, copy_data=False)
+    except TypeError:
+        return state_cls.restore(snap)
+
+
 def make_processor(cfg: HostConfig, shift: int) -> Any:
     """A StatefulProcessor class instance for ``cfg`` (built lazily: pyspark import)."""
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
@@ -186,7 +216,7 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
             if self.state.exists():
                 blob = self.state.get()[0]
                 snap = json.loads(zlib.decompress(bytes(blob)))
-                eng = make_engine(cfg.defn, type(eng.state).restore(snap), self.mode)
+                eng = make_engine(cfg.defn, _restore(type(eng.state), snap), self.mode)
             return eng
 
         def _save(self, eng: Any) -> None:
@@ -243,11 +273,11 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
             columns: dict[str, Any] = {}
             for i, (name, has) in enumerate(zip(cfg.agg_names, cfg.agg_has_input, strict=True)):
                 if has:
-                    col = frame[agg_column(i)]
-                    columns[name] = [None if v is None or (isinstance(v, float) and v != v)
-                                     else _plain(v) for v in col.tolist()]
+                    columns[name] = _column(frame[agg_column(i)], cfg.agg_integral[i])
+            key_text = frame[KEY]
+            uniques = {k: json.loads(k) for k in key_text.unique().tolist()}
             batch = RecordBatch(
-                keys=[json.loads(k) for k in frame[KEY].tolist()],
+                keys=[uniques[k] for k in key_text.tolist()],
                 event_times=frame[EVENT_TIME].to_numpy(dtype=np.int64),
                 columns=columns,
                 records=_LazyRecords(frame, cfg.source_columns),  # type: ignore[arg-type]
@@ -278,6 +308,10 @@ def build_engine_stream(
     gated: DataFrame, defn: Definition, source_columns: Sequence[str], buckets: int,
     arrival: bool, checkpoint: str, side_root: str,
 ) -> DataFrame:
+    from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
+
+    integral_types = (ByteType, ShortType, IntegerType, LongType)
+    types = {f.name: f.dataType for f in gated.schema.fields}
     """The engine-hosting stateful stream over the gate's output."""
     from pyspark.sql import functions as F
 
@@ -290,6 +324,8 @@ def build_engine_stream(
         defn=defn,
         agg_names=tuple(a.name for a in defn.aggregations),
         agg_has_input=tuple(a.of is not None for a in defn.aggregations),
+        agg_integral=tuple(isinstance(types[agg_column(i)], integral_types)
+                           for i in range(len(defn.aggregations))),
         source_columns=tuple(source_columns),
         input_columns=(BUCKET, KEY, EVENT_TIME,
                        *[agg_column(i) for i in range(len(defn.aggregations))],

@@ -62,7 +62,7 @@ def _native_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
 
 def _engine_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
     from jobs.engine import make_engine
-    from jobs.spark.engine_host import engine_mode
+    from jobs.spark.engine_host import _restore, engine_mode
 
     mode = engine_mode(ctx.defn)
     out: list[dict[str, Any]] = []
@@ -73,6 +73,6 @@ def _engine_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
             continue
         snap = json.loads(zlib.decompress(bytes(blob)))
         probe = make_engine(ctx.defn, None, mode)
-        eng = make_engine(ctx.defn, type(probe.state).restore(snap), mode)
+        eng = make_engine(ctx.defn, _restore(type(probe.state), snap), mode)
         out.extend(eng.open_windows())
     return sorted(out, key=lambda d: (json.dumps(d["key"]), d.get("window_start") or 0))
