@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -51,12 +52,13 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 }
 _CAST_TYPES: dict[str, str] = {
     "TINYINT": "tinyint", "SMALLINT": "smallint", "INT": "int", "BIGINT": "bigint",
-    "FLOAT": "double", "DOUBLE": "double", "BOOLEAN": "boolean", "TEXT": "string",
+    "FLOAT": "float", "REAL": "float", "DOUBLE": "double", "BOOLEAN": "boolean", "TEXT": "string",
     "VARCHAR": "string", "CHAR": "string", "NCHAR": "string", "NVARCHAR": "string",
     "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamp", "TIMESTAMPLTZ": "timestamp",
     "TIMESTAMPNTZ": "timestamp", "DATETIME": "timestamp",
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
 class ExpressionError(DefinitionError):
@@ -134,19 +136,26 @@ def _string(v: Any) -> str:
 
 
 def _spark_double_str(v: float) -> str:
+    """Java's ``Double.toString`` (what Spark's CAST(double AS STRING) prints): plain decimal
+    for 1e-3 <= |v| < 1e7, else ``d.dddE<exp>``; shortest round-trip digits."""
     if math.isnan(v):
         return "NaN"
     if math.isinf(v):
         return "Infinity" if v > 0 else "-Infinity"
-    if v == int(v) and abs(v) < 1e7:
-        return f"{int(v)}.0"
-    text = repr(v)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        if "." not in mantissa:
-            mantissa += ".0"
-        return f"{mantissa}E{int(exponent)}"
-    return text
+    if v == 0:
+        return "0.0"
+    if 1e-3 <= abs(v) < 1e7:
+        text = repr(v)
+        return text if ("." in text or "e" in text) else text + ".0"
+    _, digit_tuple, exponent = Decimal(repr(abs(v))).as_tuple()
+    digits = list(digit_tuple)
+    exp = int(exponent)
+    while len(digits) > 1 and digits[-1] == 0:
+        digits.pop()
+        exp += 1
+    power = exp + len(digits) - 1
+    mantissa = f"{digits[0]}." + ("".join(str(d) for d in digits[1:]) or "0")
+    return f"{'-' if v < 0 else ''}{mantissa}E{power}"
 
 
 def _ts_str(ts: datetime) -> str:
@@ -246,6 +255,14 @@ def _check_int(v: int, type_name: str = "bigint") -> int:
     return v
 
 
+def _float32(v: float) -> float:
+    """Round a double to the nearest 32-bit float (Spark FLOAT), overflowing to infinity."""
+    try:
+        return float(struct.unpack("f", struct.pack("f", v))[0])
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
 def _cast(v: Any, target: str) -> Any:
     if v is None:
         return None
@@ -262,16 +279,9 @@ def _cast(v: Any, target: str) -> Any:
             return _check_int(int(v), target)
         if isinstance(v, str):
             text = v.strip()
-            try:
-                return _check_int(int(text), target)
-            except ValueError:
-                try:
-                    dec = Decimal(text)
-                except InvalidOperation:
-                    raise _fail(f"cannot cast {v!r} to {target.upper()}") from None
-                if not dec.is_finite():
-                    raise _fail(f"cannot cast {v!r} to {target.upper()}") from None
-                return _check_int(int(dec), target)
+            if not _INT_TEXT.fullmatch(text):  # ANSI: '2.7' or '1e3' is not an integer
+                raise _fail(f"cannot cast {v!r} to {target.upper()}")
+            return _check_int(int(text), target)
         if isinstance(v, int):
             return _check_int(v, target)
     if target == "double":
@@ -291,6 +301,8 @@ def _cast(v: Any, target: str) -> Any:
                 return float(text)
             except ValueError:
                 raise _fail(f"cannot cast {v!r} to DOUBLE") from None
+    if target == "float":
+        return _float32(_cast(v, "double"))
     if target == "boolean":
         if isinstance(v, datetime):
             raise _fail("cannot cast a timestamp to BOOLEAN")
@@ -700,7 +712,12 @@ def _null_safe_eq(node: exp.NullSafeEQ) -> Fn:
 
 
 def _truth(v: Any) -> bool | None:
-    return None if v is None else _boolean(v)
+    """A condition: Spark accepts only booleans (and text it can cast), never numbers."""
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        return _boolean(v)
+    raise _fail(f"a condition must be a boolean, got {v!r}")
 
 
 @_builds(exp.And)

@@ -58,6 +58,10 @@ def ev(sql: str, row: dict[str, Any] | None = None) -> Any:
         # casts (ANSI: invalid input raises, try_cast gives null)
         ("cast(score AS STRING)", "7"), ("cast(x AS STRING)", "2.5"),
         ("cast(flag AS STRING)", "true"), ("cast(1e20 AS STRING)", "1.0E20"),
+        # Java Double.toString: plain between 1e-3 and 1e7, scientific outside
+        ("cast(1e7 AS STRING)", "1.0E7"), ("cast(123456789.5 AS STRING)", "1.234567895E8"),
+        ("cast(9999999.0 AS STRING)", "9999999.0"), ("cast(0.0001 AS STRING)", "1.0E-4"),
+        ("cast(x AS FLOAT)", 2.5), ("cast(0.1 AS FLOAT)", 0.10000000149011612),
         ("cast('12' AS INT)", 12), ("cast(' 12 ' AS BIGINT)", 12), ("cast(2.9 AS INT)", 2),
         ("cast(-2.9 AS INT)", -2), ("cast(flag AS INT)", 1), ("cast('2.5' AS DOUBLE)", 2.5),
         ("cast('true' AS BOOLEAN)", True), ("cast(0 AS BOOLEAN)", False),
@@ -126,6 +130,9 @@ def test_evaluates_like_spark(sql: str, expected: Any) -> None:
         ("to_timestamp(team)", "cannot read 'Red' as a timestamp"),
         ("to_timestamp(s, 'dd.MM.yyyy')", "does not match the pattern"),
         ("unix_millis(flag)", "boolean"),
+        ("cast('2.7' AS INT)", "cannot cast '2.7' to INT"),  # ANSI: not an integer
+        ("if(score, 1, 2)", "a condition must be a boolean, got 7"),
+        ("score AND flag", "a condition must be a boolean"),
     ],
 )
 def test_invalid_data_raises_expression_error_naming_field_and_expression(

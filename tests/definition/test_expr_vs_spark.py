@@ -56,12 +56,17 @@ VALUE_EXPRESSIONS = [
     "cast(et AS STRING)", "cast(cast(et AS BIGINT) AS STRING)",
     "get_json_object(payload, '$.a.b[0]')", "get_json_object(payload, '$.a.b[1].c')",
     "get_json_object(payload, '$.a.b[1]')", "get_json_object(payload, '$.f')",
-    "get_json_object(payload, '$.a')",
+    "get_json_object(payload, '$.a')", "cast(x AS FLOAT)", "cast(x * 1000000 AS STRING)",
+    "cast(123456789.0D AS STRING)", "'3' + 1", "length(score)", "cast(' 12 ' AS BIGINT)",
+    "cast('yes' AS BOOLEAN)", "upper(flag)", "cast(et AS BIGINT)",
+    "unix_millis(cast(score AS TIMESTAMP))", "score = '7'", "x > '1'", "nvl(team, 'x')",
+    "'10' > '9'", "if(flag, 1, 2)",
 ]
 
 ERROR_EXPRESSIONS = [
     ("cast(team AS INT)", 0), ("score / 0", 0), ("score div 0", 0), ("score % 0", 0),
     ("to_timestamp(team)", 0), ("cast(x * 1e20 AS BIGINT)", 0),
+    ("cast('2.7' AS INT)", 0), ("if(n, 1, 2)", 1),
 ]
 
 
