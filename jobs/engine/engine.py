@@ -185,9 +185,8 @@ class Engine(Assigner, Firing):
         return rows
 
     def late_totals(self) -> list[dict[str, Any]]:
-        """Accepted-late and dropped counts per key, for the keys the engine holds now. A key
-        that holds no window is forgotten (so state stays bounded by the open windows); the
-        per-window deltas of :meth:`drain_late_counts` are the durable record."""
+        """Accepted-late and dropped counts per key since the engine's state began (a key with
+        late counts is remembered even when it holds no window)."""
         return [
             {"key": ks.key, "accepted": ks.late_accepted, "dropped": ks.late_dropped}
             for kj, ks in sorted(self.state.keys.items())

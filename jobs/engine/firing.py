@@ -54,8 +54,10 @@ class Firing(EngineCore):
         for kj, ks in visited.items():
             if self._wtype == "sliding" and ks.records:
                 self._prune_records(ks, self._wm(ks))
-            if not ks.windows and not ks.records and not self._key_scope:
-                del st.keys[kj]  # forget idle keys: state stays bounded by open windows
+            if not ks.windows and not ks.records and not self._key_scope and not (
+                ks.late_accepted or ks.late_dropped
+            ):
+                del st.keys[kj]  # forget idle keys (unless they carry late totals)
         groups.sort(key=lambda g: g[0])
         return [e for _, g in groups for e in g]
 
