@@ -58,6 +58,8 @@ class CatalogBase:
             Path(self.url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
         self.clock: Clock = clock or SystemClock()
         self.sample_limit = sample_limit
+        self._run_keys: dict[int, tuple[int, str, int]] = {}
+        """run id -> (job id, store, version): immutable per run, cached for the hot path."""
         if upgrade:
             schema.upgrade(self.url)
         self.engine = make_engine(self.url)

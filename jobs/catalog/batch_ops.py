@@ -86,10 +86,14 @@ class BatchOps(CatalogBase):
             raise CatalogError("snapshot.committed_at: must be UTC-aware", code="invalid")
         now = self._now()
         with self._write() as session:
-            run = session.get(Run, run_id)
-            if run is None:
-                raise CatalogError(f"run {run_id} not found", code="not_found")
-            store, job_id, batch_id = run.store, run.job_id, progress.batch_id
+            key = self._run_keys.get(run_id)
+            if key is None:
+                run = session.get(Run, run_id)
+                if run is None:
+                    raise CatalogError(f"run {run_id} not found", code="not_found")
+                key = self._run_keys[run_id] = (run.job_id, run.store, run.version)
+            job_id, store, version = key
+            batch_id = progress.batch_id
             inserted = session.execute(
                 _INSERT_PROGRESS,
                 {
@@ -115,7 +119,7 @@ class BatchOps(CatalogBase):
                 table_of(SnapshotRow).insert().values(
                     run_id=run_id,
                     job_id=job_id,
-                    version=run.version,
+                    version=version,
                     store=store,
                     batch_id=batch_id,
                     committed_at=snapshot.committed_at,
@@ -164,13 +168,12 @@ class BatchOps(CatalogBase):
                     ],
                 )
                 self._prune(session, DeadLetterRow, job_id)
-            if run.status == "running":
-                session.execute(
-                    update(Run)
-                    .where(Run.id == run_id)
-                    .values(last_heartbeat_at=now)
-                    .execution_options(synchronize_session=False)
-                )
+            session.execute(
+                update(Run)
+                .where(Run.id == run_id, Run.status == "running")
+                .values(last_heartbeat_at=now)
+                .execution_options(synchronize_session=False)
+            )
             return True
 
     def _add_late_counts(

@@ -66,7 +66,7 @@ def insert_many(
     if dialect.name == "postgresql":
         _insert_many_pg(conn, table, cols, rows, suffix)
         return
-    procs = [table.c[c].type.bind_processor(dialect) for c in cols]
+    procs = [table.c[c].type.dialect_impl(dialect).bind_processor(dialect) for c in cols]
     if any(procs):
         out = [list(row) for row in rows]
         for i, proc in enumerate(procs):

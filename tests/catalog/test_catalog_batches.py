@@ -142,3 +142,16 @@ def test_jobs_overview(catalog: Catalog, clock: ManualClock, run_id: int) -> Non
     assert (ts.late_accepted, ts.late_dropped) == (2, 4)
     idle = overview["idle"]
     assert (idle.run, idle.watermark, idle.watermark_lag_ms, idle.late_dropped) == (None, None, None, 0)
+
+
+def test_bulk_rows_store_times_like_every_other_row(catalog: Catalog, run_id: int) -> None:
+    """Bulk-inserted timestamps must compare and sort like ORM-written ones (on SQLite they
+    are strings, so the text format has to be the same)."""
+    catalog.record_batch(run_id, progress(0), snapshot(0), [LateCount("red", W0, W1, dropped=1)])
+    with catalog.engine.connect() as conn:
+        bulk = conn.exec_driver_sql("SELECT last_at FROM late_window_counts").scalar()
+        orm = conn.exec_driver_sql("SELECT recorded_at FROM batch_progress").scalar()
+    assert type(bulk) is type(orm)
+    assert str(bulk) == str(orm)
+    [window] = catalog.late_counts("team_scores")
+    assert window.last_at == catalog.progress("team_scores")[0].recorded_at
