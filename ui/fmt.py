@@ -73,3 +73,19 @@ def size(n_bytes: int | None) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n_bytes} B"
+
+
+_DURATION_LEAVES = frozenset({"size", "step", "gap", "delay", "allowed_lateness", "after",
+                              "every", "duration"})
+
+
+def change_value(path: str, value: Any) -> str:
+    """A changed definition value as a person reads it: canonical definitions hold durations
+    and alignments in ms, so ``window.size`` 120000 reads ``2m`` and ``align_to`` an ISO time."""
+    leaf = path.rsplit(".", 1)[-1]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if leaf in _DURATION_LEAVES:
+            return duration(value)
+        if leaf == "align_to":
+            return instant(value)
+    return compact_json(value)

@@ -44,7 +44,8 @@ def test_edit_event_shows_the_changed_field(edited: str) -> None:
     titles = [e.label for e in at.expander]
     assert any("editor edit team_scores v2" in t for t in titles), titles
     changes = [d.value for d in at.dataframe if list(d.value.columns) == ["field", "from", "to"]]
-    assert any("window.size" in set(c["field"]) for c in changes)
+    rows = [dict(r) for c in changes for _, r in c.iterrows()]
+    assert {"field": "window.size", "from": "1m", "to": "2m"} in rows, rows
 
 
 def test_compare_versions_reads_in_human_units(edited: str) -> None:

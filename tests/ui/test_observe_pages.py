@@ -12,7 +12,7 @@ from typing import Any, cast
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from jobs.catalog import BatchProgress, BatchSnapshot, Catalog
+from jobs.catalog import BatchProgress, BatchSnapshot, Catalog, PaneRecord
 from tests.ui.helpers import T0, app_as, button, landing, team_scores, texts, widget
 
 
@@ -147,3 +147,28 @@ def test_windows_reads_a_parquet_sink(cat: Catalog, users: dict[str, str], tmp_p
     panes = frame_with(at, "batch")
     assert list(panes["key"]) == ['"a"', '"a"']
     assert list(panes["timing"]) == ["ON_TIME", "LATE"] and list(panes["v.total"]) == [7, 9]
+
+
+def test_retractions_are_told_apart_from_panes(cat: Catalog, users: dict[str, str],
+                                               tmp_path: Path) -> None:
+    spec = team_scores(landing(tmp_path / "l", [])) | {"accumulation": "retracting"}
+    v = cat.create_job(spec, "editor")
+    base = {"key": "a", "window_start": T0, "window_end": T0 + 60_000, "is_last": False,
+            "watermark": T0}
+    cat.write_panes(v.store_name, 0, [PaneRecord.from_json(base | {
+        "timing": "EARLY", "pane_index": 0, "is_first": True, "retraction": False,
+        "values": {"total": 3, "n": 1}, "emitted_at": T0 + 1000})])
+    cat.write_panes(v.store_name, 1, [
+        PaneRecord.from_json(base | {"timing": "EARLY", "pane_index": 0, "is_first": True,
+                                     "retraction": True, "values": {"total": 3, "n": 1},
+                                     "emitted_at": T0 + 2000}),
+        PaneRecord.from_json(base | {"timing": "EARLY", "pane_index": 1, "is_first": False,
+                                     "retraction": False, "values": {"total": 7, "n": 2},
+                                     "emitted_at": T0 + 2000})])
+    at = app_as("viewer", "views/windows.py")
+    panes = frame_with(at, "batch")
+    assert list(panes["kind"]) == ["pane", "retraction", "pane"]
+    assert list(panes["v.total"]) == [3, 3, 7]
+    # the open window is the newest real pane, not the retraction
+    open_w = next(d.value for d in at.dataframe if "batch" not in d.value.columns)
+    assert list(open_w["v.total"]) == [7]

@@ -73,8 +73,10 @@ else:
                  f"{f' v{e.version}' if e.version else ''}: {len(e.diff or [])} change(s)")
         with st.expander(title, expanded=False):
             st.dataframe(
-                pd.DataFrame([{"field": d.get("path"), "from": fmt.compact_json(d.get("old")),
-                               "to": fmt.compact_json(d.get("new"))} for d in e.diff or []]),
+                pd.DataFrame([{"field": d.get("path"),
+                               "from": fmt.change_value(str(d.get("path")), d.get("old")),
+                               "to": fmt.change_value(str(d.get("path")), d.get("new"))}
+                              for d in e.diff or []]),
                 hide_index=True,
             )
             if e.message:
@@ -100,7 +102,7 @@ else:
         st.markdown(f"**v{old} → v{new}: {verdict}**")
         if result.changes:
             st.dataframe(
-                pd.DataFrame([{"field": p, "from": fmt.compact_json(o), "to": fmt.compact_json(n)}
+                pd.DataFrame([{"field": p, "from": fmt.change_value(p, o), "to": fmt.change_value(p, n)}
                               for p, o, n in result.changes]),
                 hide_index=True, key="cmp_table",
             )

@@ -377,12 +377,13 @@ with tab_preview:
 
             spec = canonical_json(defn)
             pr: PreviewResult | None
-            with st.spinner("Running the preview…"):
-                try:
-                    pr = cached_preview(spec, json.dumps(sample.lines))
-                except (DefinitionError, ValueError) as exc:
-                    st.error(f"The preview failed: {exc}")
-                    pr = None
+            bar = st.progress(0.3, text=f"Running the definition over {len(sample.lines)} lines…")
+            try:
+                pr = cached_preview(spec, json.dumps(sample.lines))
+            except (DefinitionError, ValueError) as exc:
+                st.error(f"The preview failed: {exc}")
+                pr = None
+            bar.empty()
             if pr is not None:
                 st.caption(f"Sample: {sample.origin}. Input ends after the sample, so every "
                            "window closes (as in `tidemark replay`).")
@@ -427,7 +428,7 @@ else:
                    f"({files}, then cuts over).")
     if result.changes:
         st.dataframe(
-            pd.DataFrame([{"field": p, "from": fmt.compact_json(o), "to": fmt.compact_json(n)}
+            pd.DataFrame([{"field": p, "from": fmt.change_value(p, o), "to": fmt.change_value(p, n)}
                           for p, o, n in result.changes]),
             hide_index=True, key="def_changes",
         )

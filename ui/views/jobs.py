@@ -13,7 +13,7 @@ import streamlit as st
 
 from jobs.catalog import Catalog, CatalogError
 from jobs.catalog.records import JobOverview
-from ui import auth, common, fmt
+from ui import auth, charts, common, fmt
 
 cat, user = common.page_setup("read")
 st.title("Jobs")
@@ -115,6 +115,13 @@ else:
                  help=hint):
         auth.perform(cat, "operate", f"Roll back {name} to v{target}",
                      lambda actor: cat.activate(name, target, actor, note="UI roll back"))
+
+points = cat.progress(name, limit=500)
+if points:
+    with st.expander("Throughput over time", expanded=False):
+        st.altair_chart(charts.progress_chart(
+            [{"recorded_at": p.recorded_at, "batch_id": p.batch_id, "input_rows": p.input_rows,
+              "rows_per_second": p.rows_per_second} for p in points]))
 
 with st.expander("Versions and runs", expanded=False):
     st.dataframe(
