@@ -33,6 +33,7 @@ import math
 import re
 import struct
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -57,8 +58,16 @@ _CAST_TYPES: dict[str, str] = {
     "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamp", "TIMESTAMPLTZ": "timestamp",
     "TIMESTAMPNTZ": "timestamp", "DATETIME": "timestamp",
 }
+SPARK_ANSI = False
+"""The ANSI mode the platform's Spark sessions run with (``spark.sql.ansi.enabled`` in
+``jobs/spark/session.py``: off, so a value that cannot be converted becomes null and the record a
+dead letter instead of failing a micro-batch). The evaluator follows the same mode by default so
+that ``tidemark replay`` and the Spark job agree; ``ansi=True`` gives Spark 4's default."""
+
+_ANSI: ContextVar[bool] = ContextVar("tidemark_sql_ansi", default=SPARK_ANSI)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)")
 
 
 class ExpressionError(DefinitionError):
@@ -68,19 +77,28 @@ class ExpressionError(DefinitionError):
         super().__init__(message, field)
 
 
-def compile_expression(sql: str, field: str = "expression") -> Fn:
+def compile_expression(sql: str, field: str = "expression", *, ansi: bool = SPARK_ANSI) -> Fn:
     """A function ``record -> value`` for an allow-listed expression (raises
-    :class:`DefinitionError` naming ``field`` when ``sql`` is not allowed). Evaluation errors
-    raise :class:`ExpressionError` whose message names the expression."""
+    :class:`DefinitionError` naming ``field`` when ``sql`` is not allowed).
+
+    ``ansi`` picks Spark's ANSI mode semantics (see :data:`SPARK_ANSI`): with it, a value that
+    cannot be converted (bad cast, division by zero, overflow) raises :class:`ExpressionError`
+    naming the field and the expression; without it (the platform default), such a
+    sub-expression is null, as in Spark with ANSI off."""
     from jobs.definition.sql import parse_expression
 
     tree = parse_expression(sql, field)
-    inner = build(tree)
+    token = _ANSI.set(ansi)
+    try:
+        inner = build(tree)
+    finally:
+        _ANSI.reset(token)
     if isinstance(tree, exp.Column) and len(tree.parts) == 1:
-        return inner  # fast path: one dict lookup, nothing can raise
+        return inner  # fast path: one dict lookup, nothing can raise, no mode to set
     text = sql.strip()
 
     def run(row: Row) -> Any:
+        mode = _ANSI.set(ansi)
         try:
             return inner(row)
         except ExpressionError as exc:
@@ -89,6 +107,8 @@ def compile_expression(sql: str, field: str = "expression") -> Fn:
             # a value no rule above anticipated (e.g. an infinite float where an integer is
             # needed): still data, so still an ExpressionError (a dead letter), not a crash
             raise ExpressionError(f"cannot evaluate: {exc} (in {text})", field) from None
+        finally:
+            _ANSI.reset(mode)
 
     return run
 
@@ -107,12 +127,13 @@ def _number(v: Any, what: str = "value") -> int | float:
         return v
     if isinstance(v, str):
         text = v.strip()
+        if _ANSI.get():
+            try:
+                return int(text)
+            except ValueError:
+                pass
         try:
-            return int(text)
-        except ValueError:
-            pass
-        try:
-            result = float(text)
+            result = float(text)  # without ANSI, Spark reads text in arithmetic as a double
         except ValueError:
             raise _fail(f"cannot read {v!r} as a number") from None
         return result
@@ -249,10 +270,27 @@ def _boolean(v: Any) -> bool:
 
 
 def _check_int(v: int, type_name: str = "bigint") -> int:
+    """ANSI: overflow is an error. Otherwise two's-complement wrap-around, as the JVM does."""
     low, high = _INT_RANGES[type_name]
     if not low <= v <= high:
-        raise _fail(f"{v} overflows {type_name.upper()}")
+        if _ANSI.get():
+            raise _fail(f"{v} overflows {type_name.upper()}")
+        span = high - low + 1
+        return (v - low) % span + low
     return v
+
+
+def _saturate(v: float, type_name: str) -> int:
+    """Spark without ANSI casts a double to INT/BIGINT saturating (Scala ``toInt``/``toLong``)
+    and to SMALLINT/TINYINT via INT, wrapping."""
+    if _ANSI.get():
+        return _check_int(int(v), type_name)
+    if math.isnan(v):
+        return 0
+    wide = "bigint" if type_name == "bigint" else "int"
+    low, high = _INT_RANGES[wide]
+    clamped = high if v >= high else low if v <= low else int(v)
+    return _check_int(clamped, type_name)
 
 
 def _float32(v: float) -> float:
@@ -274,14 +312,21 @@ def _cast(v: Any, target: str) -> Any:
         if isinstance(v, datetime):
             return _check_int(math.floor(_epoch_micros(v) / 1_000_000), target)
         if isinstance(v, float):
-            if not math.isfinite(v):
+            if not math.isfinite(v) and _ANSI.get():
                 raise _fail(f"cannot cast {v} to {target.upper()}")
-            return _check_int(int(v), target)
+            return _saturate(v, target)
         if isinstance(v, str):
             text = v.strip()
-            if not _INT_TEXT.fullmatch(text):  # ANSI: '2.7' or '1e3' is not an integer
-                raise _fail(f"cannot cast {v!r} to {target.upper()}")
-            return _check_int(int(text), target)
+            if _INT_TEXT.fullmatch(text):
+                number = int(text)
+            elif _ANSI.get() or not _DECIMAL_TEXT.fullmatch(text):
+                raise _fail(f"cannot cast {v!r} to {target.upper()}")  # ANSI: '2.7' is no int
+            else:
+                number = int(Decimal(text))  # without ANSI: '2.7' -> 2
+            low, high = _INT_RANGES[target]
+            if not low <= number <= high:  # text out of range is invalid in both modes
+                raise _fail(f"{text} overflows {target.upper()}")
+            return number
         if isinstance(v, int):
             return _check_int(v, target)
     if target == "double":
@@ -451,14 +496,30 @@ def build(node: exp.Expr) -> Fn:
     """Compile one allow-listed node (and its children) into a closure."""
     if isinstance(node, exp.Anonymous):
         name = str(node.name).lower()
-        fn = ALLOWED_FUNCTIONS.get(name)
-        if fn is None:
+        anon = ALLOWED_FUNCTIONS.get(name)
+        if anon is None:
             raise _fail(f"function {name} is not allowed")
-        return fn(node)
+        return anon(node) if _ANSI.get() else _null_on_error(anon(node))
     builder = _BUILDERS.get(type(node))
     if builder is None:
         raise _fail(f"{type(node).__name__} is not allowed in an expression")
-    return builder(node)
+    fn = builder(node)
+    if _ANSI.get() or type(node) in _CANNOT_FAIL:
+        return fn
+    return _null_on_error(fn)
+
+
+def _null_on_error(fn: Fn) -> Fn:
+    """Spark without ANSI: a sub-expression that cannot be computed is null (and its parent
+    carries on with null), rather than an error."""
+
+    def run(row: Row) -> Any:
+        try:
+            return fn(row)
+        except ExpressionError:
+            return None
+
+    return run
 
 
 def _lookup(row: Any, name: str) -> Any:
@@ -1342,6 +1403,10 @@ ALLOWED_FUNCTIONS: dict[str, Callable[[exp.Anonymous], Fn]] = {
     "timestamp_seconds": _timestamp_seconds,
 }
 """Functions sqlglot does not model as their own node kind, by lower-case name."""
+
+_CANNOT_FAIL: frozenset[type[exp.Expr]] = frozenset(
+    {exp.Column, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.Coalesce, exp.Is}
+)
 
 ALLOWED_NODES: frozenset[type[exp.Expr]] = frozenset(_BUILDERS) | {
     exp.Identifier, exp.DataType, exp.DataTypeParam, exp.Var, exp.JSONPath, exp.JSONPathRoot,

@@ -1,6 +1,7 @@
-"""The Python evaluator gives what Spark gives for the same expression and record (Spark 4
-defaults: ANSI mode, UTC session time zone). Expected values are worked out by hand from
-Spark's documented semantics, not copied from the implementation."""
+"""The Python evaluator gives what Spark gives for the same expression and record (UTC session
+time zone), in ANSI mode (Spark 4's default) and without it (the platform's Spark sessions).
+Expected values are worked out by hand from Spark's documented semantics (and cross-checked
+against real Spark in test_expr_vs_spark.py), not copied from the implementation."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ ROW: dict[str, Any] = {
 }
 
 
-def ev(sql: str, row: dict[str, Any] | None = None) -> Any:
-    return compile_expression(sql, "key")(ROW if row is None else row)
+def ev(sql: str, row: dict[str, Any] | None = None, *, ansi: bool = True) -> Any:
+    return compile_expression(sql, "key", ansi=ansi)(ROW if row is None else row)
 
 
 @pytest.mark.parametrize(
@@ -117,6 +118,39 @@ def test_evaluates_like_spark(sql: str, expected: Any) -> None:
     result = ev(sql)
     assert result == expected
     assert type(result) is type(expected)
+    if sql not in ANSI_ONLY:  # valid input: the same value with ANSI mode off
+        legacy = ev(sql, ansi=False)
+        assert legacy == expected and type(legacy) is type(expected)
+
+
+ANSI_ONLY = {"'3' + 1"}  # without ANSI, text in arithmetic is a double: 4.0
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        # Spark with spark.sql.ansi.enabled=false (the platform's sessions): bad input is null
+        ("cast('abc' AS INT)", None), ("cast('2.7' AS INT)", 2), ("cast(' -2.7 ' AS BIGINT)", -2),
+        ("cast('99999999999' AS INT)", None), ("cast(3000000000 AS INT)", -1294967296),
+        ("cast(1e20 AS BIGINT)", 9223372036854775807), ("cast(-1e20 AS INT)", -2147483648),
+        ("score / 0", None), ("score div 0", None), ("score % 0", None),
+        ("team + 1", None), ("'3' + 1", 4.0), ("coalesce(cast(team AS INT), -1)", -1),
+        ("to_timestamp(team)", None), ("cast('maybe' AS BOOLEAN)", None),
+        ("concat(team, cast(team AS INT))", None), ("9223372036854775807 + 1",
+                                                     -9223372036854775808),
+    ],
+)
+def test_without_ansi_bad_values_are_null(sql: str, expected: Any) -> None:
+    result = ev(sql, ansi=False)
+    assert result == expected and type(result) is type(expected)
+
+
+def test_platform_default_is_the_spark_session_mode() -> None:
+    from jobs.definition.expr import SPARK_ANSI
+    from jobs.spark.session import BASE_CONF  # the settings every Spark session gets
+
+    assert BASE_CONF["spark.sql.ansi.enabled"] == str(SPARK_ANSI).lower()
+    assert compile_expression("cast(x AS INT)", "key")({"x": "bad"}) is None
 
 
 @pytest.mark.parametrize(
@@ -135,11 +169,11 @@ def test_evaluates_like_spark(sql: str, expected: Any) -> None:
         ("score AND flag", "a condition must be a boolean"),
     ],
 )
-def test_invalid_data_raises_expression_error_naming_field_and_expression(
+def test_ansi_invalid_data_raises_expression_error_naming_field_and_expression(
     sql: str, words: str
 ) -> None:
     with pytest.raises(ExpressionError) as info:
-        ev(sql)
+        ev(sql, ansi=True)
     assert info.value.field == "key"
     assert words in str(info.value)
     assert f"(in {sql})" in str(info.value)

@@ -90,8 +90,8 @@ def _frame(spark: Any) -> Any:
     return spark.createDataFrame(rows, SCHEMA)
 
 
-def _python(sql: str, row: dict[str, Any]) -> Any:
-    value = compile_expression(sql, "expr")(row)
+def _python(sql: str, row: dict[str, Any], ansi: bool = True) -> Any:
+    value = compile_expression(sql, "expr", ansi=ansi)(row)
     if isinstance(value, datetime):
         raise AssertionError(f"{sql} returns a timestamp; compare via unix_millis")
     return value
@@ -108,7 +108,9 @@ def _same(spark_value: Any, ours: Any) -> bool:
         and spark_value == ours)
 
 
-def test_values_match_spark(spark: Any) -> None:
+@pytest.mark.parametrize("ansi", [True, False], ids=["ansi", "no_ansi"])
+def test_values_match_spark(spark: Any, ansi: bool) -> None:
+    spark.conf.set("spark.sql.ansi.enabled", str(ansi).lower())
     df = _frame(spark)
     cols = [f"{sql} AS c{i}" for i, sql in enumerate(VALUE_EXPRESSIONS)]
     got = df.selectExpr(*cols).collect()
@@ -116,16 +118,33 @@ def test_values_match_spark(spark: Any) -> None:
     for row_index, (spark_row, record) in enumerate(zip(got, ROWS, strict=True)):
         for i, sql in enumerate(VALUE_EXPRESSIONS):
             theirs = spark_row[f"c{i}"]
-            ours = _python(sql, record)
+            ours = _python(sql, record, ansi)
             if not _same(theirs, ours):
                 mismatches.append(f"row {row_index}: {sql}: spark {theirs!r}, ours {ours!r}")
     assert not mismatches, "\n".join(mismatches)
 
 
 @pytest.mark.parametrize(("sql", "row_index"), ERROR_EXPRESSIONS)
-def test_errors_where_spark_errors(spark: Any, sql: str, row_index: int) -> None:
+def test_ansi_errors_where_spark_errors(spark: Any, sql: str, row_index: int) -> None:
+    spark.conf.set("spark.sql.ansi.enabled", "true")
     df = _frame(spark).limit(row_index + 1)
     with pytest.raises(Exception):  # noqa: B017 - Spark raises its own exception types
         df.selectExpr(sql).collect()
     with pytest.raises(ExpressionError):
-        compile_expression(sql, "expr")(ROWS[row_index])
+        compile_expression(sql, "expr", ansi=True)(ROWS[row_index])
+
+
+def test_without_ansi_bad_values_are_what_spark_gives(spark: Any) -> None:
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    exprs = [sql for sql, _ in ERROR_EXPRESSIONS if not sql.startswith("if(")] + [
+        "cast(3000000000 AS INT)", "cast(x * 1e20 AS INT)", "'3' + 1", "team + 1",
+        "coalesce(cast(team AS INT), -1)", "cast(' -2.7 ' AS BIGINT)",
+    ]
+    got = _frame(spark).selectExpr(*[f"{sql} AS c{i}" for i, sql in enumerate(exprs)]).collect()
+    mismatches = []
+    for row_index, (spark_row, record) in enumerate(zip(got, ROWS, strict=True)):
+        for i, sql in enumerate(exprs):
+            theirs, ours = spark_row[f"c{i}"], _python(sql, record, ansi=False)
+            if not _same(theirs, ours):
+                mismatches.append(f"row {row_index}: {sql}: spark {theirs!r}, ours {ours!r}")
+    assert not mismatches, "\n".join(mismatches)

@@ -98,9 +98,10 @@ def expressions(draw: st.DrawFn, depth: int = 0) -> str:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(expressions(), ROW_VALUES, ROW_VALUES)
-def test_evaluation_fails_only_with_expression_error(sql: str, a: Any, b: Any) -> None:
-    fn = compile_expression(sql, "aggregations[0].of")
+@given(expressions(), ROW_VALUES, ROW_VALUES, st.booleans())
+def test_evaluation_fails_only_with_expression_error(sql: str, a: Any, b: Any,
+                                                      ansi: bool) -> None:
+    fn = compile_expression(sql, "aggregations[0].of", ansi=ansi)
     try:
         fn({"a": a, "b": b})
     except ExpressionError as exc:
