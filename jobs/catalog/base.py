@@ -16,13 +16,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
-from jobs.catalog import schema
 from jobs.catalog.db import make_engine, make_sessionmakers
 from jobs.catalog.errors import CatalogError
-from jobs.catalog.models import AuditEventRow, Job, OutboxRow
+from jobs.catalog.models import SCHEMA_HEAD, AuditEventRow, Job, OutboxRow
 from jobs.config import Settings
 from jobs.timeutil import Clock, SystemClock
 
@@ -61,23 +60,34 @@ class CatalogBase:
         self._run_keys: dict[int, tuple[int, str, int]] = {}
         """run id -> (job id, store, version): immutable per run, cached for the hot path."""
         if upgrade:
+            from jobs.catalog import schema  # Alembic only when asked to migrate
+
             schema.upgrade(self.url)
         self.engine = make_engine(self.url)
         self._read_sessions, self._write_sessions = make_sessionmakers(self.engine)
         self._check_schema()
 
     def _check_schema(self) -> None:
+        """Refuse a database whose schema is not at :data:`SCHEMA_HEAD` (read directly from
+        ``alembic_version``, so opening a catalog does not load Alembic)."""
         try:
-            current = schema.current_revision(self.engine)
+            with self.engine.connect() as conn:
+                has_table = inspect(conn).has_table("alembic_version")
+                current = (
+                    conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+                    if has_table
+                    else None
+                )
         except Exception as exc:  # unreachable server, bad URL: say where
             self.engine.dispose()
-            raise CatalogError(f"cannot open catalog {self._safe_url()}: {exc}", code="schema") from exc
-        head = schema.head_revision()
-        if current != head:
+            raise CatalogError(
+                f"cannot open catalog {self._safe_url()}: {exc}", code="schema"
+            ) from exc
+        if current != SCHEMA_HEAD:
             self.engine.dispose()
             raise CatalogError(
                 f"catalog {self._safe_url()} is at schema revision {current or '(empty)'}, "
-                f"expected {head}: run `tidemark db upgrade`",
+                f"expected {SCHEMA_HEAD}: run `tidemark db upgrade`",
                 code="schema",
             )
 

@@ -35,6 +35,10 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from jobs.catalog.types import UTCDateTime
 
+SCHEMA_HEAD = "0003"
+"""The Alembic revision these models correspond to (a test checks it is the migrations' head);
+a change to the models comes with a new revision and a new value here."""
+
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",

@@ -10,6 +10,7 @@ from sqlalchemy import create_engine, inspect, text
 
 from jobs.catalog import BatchProgress, BatchSnapshot, Catalog, CatalogError, LateCount
 from jobs.catalog import schema as catalog_schema
+from jobs.catalog.models import SCHEMA_HEAD
 from jobs.timeutil import ManualClock
 
 CORE = {"jobs", "definition_versions", "audit_events", "outbox", "users"}
@@ -28,6 +29,7 @@ def tables(url: str) -> set[str]:
 def test_models_match_the_migrations(catalog_url: str) -> None:
     assert catalog_schema.schema_diffs(catalog_url) == []
     assert catalog_schema.current_revision(catalog_url) == catalog_schema.head_revision()
+    assert catalog_schema.head_revision() == SCHEMA_HEAD
 
 
 def fill(cat: Catalog) -> int:
