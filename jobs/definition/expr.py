@@ -98,7 +98,8 @@ def compile_expression(sql: str, field: str = "expression", *, ansi: bool = SPAR
     text = sql.strip()
 
     def run(row: Row) -> Any:
-        mode = _ANSI.set(ansi)
+        # the mode is read while evaluating; set it only when the caller's context differs
+        mode = _ANSI.set(ansi) if _ANSI.get() is not ansi else None
         try:
             return inner(row)
         except ExpressionError as exc:
@@ -108,7 +109,8 @@ def compile_expression(sql: str, field: str = "expression", *, ansi: bool = SPAR
             # needed): still data, so still an ExpressionError (a dead letter), not a crash
             raise ExpressionError(f"cannot evaluate: {exc} (in {text})", field) from None
         finally:
-            _ANSI.reset(mode)
+            if mode is not None:
+                _ANSI.reset(mode)
 
     return run
 
