@@ -24,7 +24,8 @@ st.set_page_config(page_title="tidemark", page_icon=":material/waves:", layout="
 try:
     cat = services.catalog()
 except CatalogError as exc:
-    st.error(f"The catalog cannot be opened: {exc}")
+    hint = " Run `tidemark db upgrade` first." if exc.code == "schema" else ""
+    st.error(f"The catalog cannot be opened: {exc}.{hint}")
     st.stop()
     raise
 

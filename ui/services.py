@@ -28,15 +28,18 @@ def settings() -> Settings:
 
 
 @st.cache_resource(show_spinner=False)
-def _open_catalog(db_url: str) -> Catalog:
-    # upgrade=True: the embedded default catalog must work on a fresh checkout (`make demo`),
-    # and bringing a schema to head is idempotent for one that is already there.
-    return Catalog(db_url, upgrade=True)
+def _open_catalog(db_url: str, upgrade: bool) -> Catalog:
+    return Catalog(db_url, upgrade=upgrade)
 
 
 def catalog() -> Catalog:
-    """The catalog for the current ``TIDEMARK_DB_URL`` (or the embedded default)."""
-    return _open_catalog(settings().db_url)
+    """The catalog for the current ``TIDEMARK_DB_URL`` (or the embedded default).
+
+    Only the embedded default is brought to the head schema revision here, so a fresh checkout
+    just works; a configured (shared) catalog is never migrated by a UI process -- that is an
+    operator's ``tidemark db upgrade`` -- and an out-of-date one is reported on the page.
+    """
+    return _open_catalog(settings().db_url, uses_embedded_catalog())
 
 
 def uses_embedded_catalog(env: dict[str, str] | None = None) -> bool:

@@ -96,3 +96,13 @@ def test_ui_role_ladder_matches_the_catalog(cat: Catalog, users: dict[str, str],
         except CatalogError:
             allowed = False
         assert (action in auth.ROLE_ACTIONS[role]) == allowed, (role, action)
+
+
+def test_out_of_date_configured_catalog_is_reported_not_migrated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A configured catalog whose schema is not at head (here: empty) is not migrated by the
+    UI; the page says what to do."""
+    monkeypatch.setenv("TIDEMARK_DB_URL", f"sqlite:///{tmp_path / 'empty.db'}")
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert any("tidemark db upgrade" in e.value for e in at.error), [e.value for e in at.error]

@@ -188,3 +188,11 @@ def test_role_comes_from_the_catalog_not_the_session(users: dict[str, str]) -> N
     at.run()
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page(DEFINE)
+
+
+def test_taken_job_name_is_a_field_error(cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
+    cat.create_job(team_scores(landing(tmp_path / "l", [])), "editor")
+    at = app_as("editor", DEFINE)
+    widget(at, "text_input", "Name").input("team_scores").run()
+    assert any("exists" in e.value for e in at.error)
+    assert button(at, "Create job").disabled

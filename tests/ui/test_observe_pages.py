@@ -85,6 +85,11 @@ def test_roll_back_to_an_earlier_store(cat: Catalog, users: dict[str, str], tmp_
     cat.activate("team_scores", 2, "operator", mode="immediate")
     assert cat.job("team_scores").active_version == 2
 
+    viewer = app_as("editor", "views/snapshots.py")
+    widget(viewer, "selectbox", "State store").select(v1.store_name).run()
+    assert widget(viewer, "checkbox", "I want to roll team_scores back to v1").disabled
+    assert button(viewer, "Roll back to this store").disabled
+
     at = app_as("operator", "views/snapshots.py")
     widget(at, "selectbox", "State store").select(v1.store_name).run()
     assert button(at, "Roll back to this store").disabled

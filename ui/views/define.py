@@ -149,6 +149,8 @@ if editing:
                  help="Discard the form and load the job's latest version."):
         st.session_state[LOADED] = None
         st.rerun()
+if not editing and raw["name"] in names:
+    form_errors.append(("name", f"a job named {raw['name']!r} exists; pick it above to edit it"))
 result: Assessment = assess(raw, form_errors, active_defn)
 errors: list[FieldError] = result.errors
 shown: set[int] = set()
