@@ -248,10 +248,15 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
                 self.handle.deleteTimer(t)
             self.handle.registerTimer(max(int(timer_values.getCurrentWatermarkInMs()), 0) + 1)
 
-        def _out(self, emissions: list[Any], eng: Any) -> Iterator[pd.DataFrame]:
+        def _finish(self, emissions: list[Any], eng: Any, timer_values: Any
+                    ) -> Iterator[pd.DataFrame]:
+            """Drain late counts (before saving: the deltas must not be restored and counted
+            again next batch), save the state, re-arm the timer, then emit."""
             import pandas as pd
 
             rows = _emission_rows(emissions, eng.drain_late_counts())
+            self._save(eng)
+            self._rearm(timer_values)
             if rows:
                 yield pd.DataFrame(rows, columns=OUT_COLUMNS)
 
@@ -284,9 +289,7 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
                 processing_time=pt,
             )
             out.extend(eng.ingest(batch))
-            self._save(eng)
-            self._rearm(timerValues)
-            yield from self._out(out, eng)
+            yield from self._finish(out, eng, timerValues)
 
         def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Any:  # noqa: N803
             eng = self._load()
@@ -294,9 +297,7 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
             if not cfg.arrival:
                 out.extend(eng.advance_processing_time(
                     int(timerValues.getCurrentProcessingTimeInMs())))
-            self._save(eng)
-            self._rearm(timerValues)
-            yield from self._out(out, eng)
+            yield from self._finish(out, eng, timerValues)
 
         def close(self) -> None:
             pass
