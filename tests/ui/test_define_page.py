@@ -196,3 +196,24 @@ def test_taken_job_name_is_a_field_error(cat: Catalog, users: dict[str, str], tm
     widget(at, "text_input", "Name").input("team_scores").run()
     assert any("exists" in e.value for e in at.error)
     assert button(at, "Create job").disabled
+
+
+def test_preview_of_pasted_lines_with_processing_time(cat: Catalog, users: dict[str, str],
+                                                      tmp_path: Path) -> None:
+    """emit: current fires an EARLY pane per element (accumulating): 3, then 3+4."""
+    spec = team_scores(landing(tmp_path / "l", [])) | {"trigger": {"emit": "current"}}
+    cat.create_job(spec, "editor")
+    at = app_as("editor", DEFINE)
+    widget(at, "selectbox", "Job").select("team_scores").run()
+    widget(at, "radio", "Sample").set_value("Paste JSON lines").run()
+    lines = "\n".join([
+        '{"$processing_time": "2026-01-01T00:00:00Z"}',
+        '{"team": "a", "score": 3, "et": "2026-01-01T00:00:10Z"}',
+        '{"$processing_time": "2026-01-01T00:00:01Z"}',
+        '{"team": "a", "score": 4, "et": "2026-01-01T00:00:20Z"}',
+    ])
+    widget(at, "text_area", "JSON lines").input(lines).run()
+    assert not at.exception
+    frame = next(d.value for d in at.dataframe if "v.total" in d.value.columns)
+    assert list(frame["timing"]) == ["EARLY", "EARLY"]
+    assert list(frame["v.total"]) == [3, 7] and list(frame["pane_index"]) == [0, 1]
