@@ -79,6 +79,7 @@ class LifecycleCatalog:
 
     # ---- reading ---------------------------------------------------------------------------
     def job_names(self) -> list[str]:
+        # deleted jobs are left out: the catalog refuses to delete a job with a live run
         return sorted(j.name for j in self.catalog.jobs())
 
     def job(self, name: str) -> JobView:

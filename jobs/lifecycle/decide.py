@@ -80,11 +80,20 @@ class ResetRestarts:
 
 
 @dataclass(frozen=True, slots=True)
+class CrashLoop:
+    """Why a crash-loop limit was reached; the executor words it with the last run's exit
+    reason *as recorded* (the planner saw that run before its end was written)."""
+
+    version: int
+    crashes: int
+    last_run_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class FailJob:
     job: str
     reason: str
-    last_run_id: int | None = None
-    """The run whose death reached the limit (the executor quotes its recorded exit reason)."""
+    loop: CrashLoop | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +101,7 @@ class FailMigration:
     migration_id: int
     job: str
     reason: str
-    last_run_id: int | None = None
+    loop: CrashLoop | None = None
 
 
 Action = Start | EndDead | KillStale | Stop | Wait | ResetRestarts | FailJob | FailMigration
@@ -247,7 +256,10 @@ def _start_serving(
     restarts = 0 if healthy else job.restart_count
     crashes = restarts + 1
     if restarts >= policy.crash_loop_limit:
-        return FailJob(job.name, _crash_loop_reason(job.name, version, crashes, last), last.id)
+        return FailJob(
+            job.name, _crash_loop_reason(job.name, version, crashes, last),
+            CrashLoop(version, crashes, last.id),
+        )
     until = last.ended_at + policy.backoff_ms(crashes)
     if now < until:
         return Wait(job.name, version, until, f"backoff after {crashes} crash(es)")
@@ -270,7 +282,8 @@ def _start_target(
     assert last.ended_at is not None
     if len(crashes) > policy.crash_loop_limit:
         return FailMigration(
-            m.id, job.name, _crash_loop_reason(job.name, m.to_version, len(crashes), last), last.id
+            m.id, job.name, _crash_loop_reason(job.name, m.to_version, len(crashes), last),
+            CrashLoop(m.to_version, len(crashes), last.id),
         )
     until = last.ended_at + policy.backoff_ms(len(crashes))
     if now < until:

@@ -24,6 +24,7 @@ from jobs.config import Settings
 from jobs.lifecycle.catalog_port import LifecycleCatalog
 from jobs.lifecycle.decide import (
     Action,
+    CrashLoop,
     EndDead,
     FailJob,
     FailMigration,
@@ -32,6 +33,7 @@ from jobs.lifecycle.decide import (
     Start,
     Stop,
     Wait,
+    crash_loop_reason,
     plan_job,
 )
 from jobs.lifecycle.errors import LifecycleError
@@ -200,11 +202,11 @@ class Supervisor:
             self.catalog.reset_restarts(action.job)
             return Outcome(action.job, "reset_restarts", action.reason)
         if isinstance(action, FailJob):
-            reason = self._with_recorded_exit(action.reason, action.last_run_id)
+            reason = self._crash_loop_reason(action.job, action.reason, action.loop)
             self.catalog.mark_failed(action.job, reason)
             return Outcome(action.job, "fail", reason)
         if isinstance(action, FailMigration):
-            reason = self._with_recorded_exit(action.reason, action.last_run_id)
+            reason = self._crash_loop_reason(action.job, action.reason, action.loop)
             self.catalog.update_migration(action.migration_id, "failed", message=reason, error=reason)
             return Outcome(action.job, "fail_migration", f"migration {action.migration_id}: {reason}")
         raise LifecycleError(f"unknown action {action!r}")  # pragma: no cover
@@ -267,17 +269,13 @@ class Supervisor:
         )
         return Outcome(run.job, "ended", f"run {run.id}: {said}", run.id, run.version)
 
-    def _with_recorded_exit(self, reason: str, run_id: int | None) -> str:
-        """The planner saw the run before its end was recorded; quote the recorded end (exit
-        status, last log line) instead."""
-        if run_id is None:
-            return reason
-        run = self.catalog.run(run_id)
-        if run.exit_reason and " last: " in reason:
-            head, _, rest = reason.partition(" last: ")
-            log = rest.rpartition("; log ")[2] if "; log " in rest else None
-            return f"{head} last: {run.exit_reason}" + (f"; log {log}" if log else "")
-        return reason
+    def _crash_loop_reason(self, job: str, fallback: str, loop: CrashLoop | None) -> str:
+        if loop is None:
+            return fallback
+        last = self.catalog.run(loop.last_run_id)
+        return crash_loop_reason(
+            job, loop.version, loop.crashes, last.exit_reason or last.status, last.log_path
+        )
 
     def _liveness(self, run: RunView) -> Liveness:
         return self.process.liveness(run.pid, run.job, run.host)
