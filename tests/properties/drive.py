@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
-from oracle import OracleRecord
 
 from jobs.definition import load_definition
 from jobs.definition.model import Definition
 from jobs.engine import Engine, EngineState, RecordBatch, make_engine
+
+from .oracle import OracleRecord
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,22 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from drive import Instant, arrivals, definition, oracle_records, panes, records, run, window_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import OracleWindow, final_windows
-from test_final_matches_oracle import same_value
+
+from .drive import (
+    Instant,
+    arrivals,
+    definition,
+    oracle_records,
+    panes,
+    records,
+    run,
+    window_id,
+    windows,
+)
+from .oracle import OracleWindow, final_windows
+from .test_final_matches_oracle import same_value
 
 SETTINGS = settings(max_examples=50, deadline=None)
 
@@ -55,8 +66,6 @@ def scenario(draw: st.DrawFn, accumulation: str) -> tuple[Any, list[Instant], li
 
 
 def _window(kind: str) -> st.SearchStrategy[dict[str, Any]]:
-    from drive import windows
-
     return windows(types=(kind,))
 
 

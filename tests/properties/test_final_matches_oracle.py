@@ -14,7 +14,12 @@ import math
 from collections import Counter
 from typing import Any
 
-from drive import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jobs.definition.model import Definition
+
+from .drive import (
     Instant,
     Rec,
     arrivals,
@@ -26,11 +31,7 @@ from drive import (
     window_id,
     windows,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from oracle import OracleWindow, final_windows
-
-from jobs.definition.model import Definition
+from .oracle import OracleWindow, final_windows
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

@@ -15,9 +15,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from drive import Instant, Rec, arrivals, definition, records, run, windows
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from .drive import Instant, Rec, arrivals, definition, records, run, windows
 
 SETTINGS = settings(max_examples=80, deadline=None)
 AGGS = [

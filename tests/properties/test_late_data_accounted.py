@@ -21,12 +21,13 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from drive import Instant, Rec, arrivals, definition, panes, records, run, windows
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import fixed_starts
 
 from jobs.definition.model import Definition
+
+from .drive import Instant, Rec, arrivals, definition, panes, records, run, windows
+from .oracle import fixed_starts
 
 SETTINGS = settings(max_examples=80, deadline=None)
 TRIGGER = {"emit": "custom", "early": {"count": 1}, "on_time": True, "late": {"count": 1}}

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from oracle import OracleRecord, OracleWindow, aggregate, final_windows, fixed_starts
 
 from jobs.definition.model import Aggregation, Definition, Window
+
+from .oracle import OracleRecord, OracleWindow, aggregate, final_windows, fixed_starts
 
 COUNT = Aggregation(name="n", fn="count")
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from drive import Instant, definition, records, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from .drive import Instant, definition, records, run
 
 SETTINGS = settings(max_examples=100, deadline=None)
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drive import arrivals, definition, records, run, windows
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from .drive import arrivals, definition, records, run, windows
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

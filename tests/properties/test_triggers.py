@@ -18,12 +18,13 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from drive import Instant, Rec, definition, panes, records, run, windows
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import fixed_starts
 
 from jobs.definition.model import Definition
+
+from .drive import Instant, Rec, definition, panes, records, run, windows
+from .oracle import fixed_starts
 
 SETTINGS = settings(max_examples=80, deadline=None)
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from drive import Instant, Rec, definition, records, run, windows
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import fixed_starts
+
+from .drive import Instant, Rec, definition, records, run, windows
+from .oracle import fixed_starts
 
 SETTINGS = settings(max_examples=80, deadline=None)
 

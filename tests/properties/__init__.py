@@ -1,0 +1,1 @@
+"""Brute-force oracle and hypothesis property tests of the windowing engine."""
