@@ -23,33 +23,54 @@ from jobs.engine.windows import (
     tumbling_start,
 )
 
+Item = tuple[int, int, list[Any], int]
+"""One record of an instant: (event time, arrival sequence, aggregation inputs, batch index)."""
+
 
 class Assigner(EngineCore):
     """Records -> windows (see module docstring)."""
 
-    def _apply(
-        self,
-        ks: KeyState,
-        kj: str,
-        t: int,
-        seq: int,
-        vals: list[Any],
-        wm0: int,
-        idx: int,
-        late: list[LateEntry],
+    def _apply_key(
+        self, ks: KeyState, kj: str, items: list[Item], wm0: int, late: list[LateEntry]
     ) -> None:
+        """Apply one key's records of an instant (``items`` in arrival order).
+
+        The result must not depend on the order inside the instant (docs/architecture.md):
+        fixed windows are independent per record; sessions are built from the latest event
+        time down, so a record whose own proto-window has expired still joins a session
+        that another record of the same instant keeps alive (the most inclusive, and the
+        only order-free, answer); sliding windows are decided on the instant's record set.
+        """
         wt = self._wtype
-        if wt == "session":
-            self._apply_session(ks, kj, t, seq, vals, wm0, idx, late)
-            return
         if wt == "sliding":
-            self._apply_sliding(ks, kj, t, seq, vals, wm0, idx, late)
-            return
+            self._apply_sliding(ks, kj, items, wm0, late)
+        elif wt == "session":
+            joined = [
+                it for it in sorted(items, key=lambda it: (-it[0], it[1]))
+                if self._apply_session(ks, kj, it, wm0, late)
+            ]
+            if wm0 > NEG_INF:  # accepted-late counts go to the windows the records end in
+                for t, _, _, _ in joined:
+                    for w in ks.windows.values():
+                        if w.first_t is not None and w.last_t is not None and (
+                            w.first_t <= t <= w.last_t
+                        ):
+                            if wm0 >= w.close:
+                                self._count_late(ks, kj, w.start, w.end, accepted=1)
+                            break
+        else:
+            for it in items:
+                self._apply_fixed(ks, kj, it, wm0, late)
+
+    def _apply_fixed(
+        self, ks: KeyState, kj: str, it: Item, wm0: int, late: list[LateEntry]
+    ) -> None:
+        t, seq, vals, idx = it
         bounds: list[tuple[int | None, int | None, int]]
-        if wt == "tumbling":
+        if self._wtype == "tumbling":
             s = tumbling_start(t, self._size, self._align)
             bounds = [(s, s + self._size, s + self._size)]
-        elif wt == "hopping":
+        elif self._wtype == "hopping":
             bounds = [
                 (s, s + self._size, s + self._size)
                 for s in hopping_starts(t, self._size, self._step, self._align)
@@ -73,20 +94,14 @@ class Assigner(EngineCore):
                 self._count_late(ks, kj, s0, e0, accepted=1)
 
     def _apply_session(
-        self,
-        ks: KeyState,
-        kj: str,
-        t: int,
-        seq: int,
-        vals: list[Any],
-        wm0: int,
-        idx: int,
-        late: list[LateEntry],
-    ) -> None:
+        self, ks: KeyState, kj: str, it: Item, wm0: int, late: list[LateEntry]
+    ) -> bool:
+        """Add one record to its session (True), or drop it (False)."""
+        t, seq, vals, idx = it
         gap = self._gap
         if self._event_basis and t < wm0:
             self._drop(ks, kj, t, t, t + gap, "before_watermark", idx, late)
-            return
+            return False
         hits = [
             w for w in ks.windows.values()
             if w.first_t is not None and w.first_t < t + gap and t < w.close
@@ -95,7 +110,7 @@ class Assigner(EngineCore):
             close = t + gap
             if self._expired(close, wm0):
                 self._drop(ks, kj, t, t, close, "expired", idx, late)
-                return
+                return False
             w = ks.windows[t] = self._new_window(kj, t, close, close, wm0 >= close)
         elif len(hits) == 1 and hits[0].first_t is not None and hits[0].last_t is not None and (
             hits[0].first_t <= t <= hits[0].last_t
@@ -104,8 +119,7 @@ class Assigner(EngineCore):
         else:
             w = self._merge_sessions(ks, kj, hits, t, wm0)
         self._add(w, t, seq, vals)
-        if wm0 >= w.close:
-            self._count_late(ks, kj, w.start, w.end, accepted=1)
+        return True
 
     def _merge_sessions(
         self, ks: KeyState, kj: str, hits: list[WindowState], t: int, wm0: int
@@ -139,66 +153,93 @@ class Assigner(EngineCore):
         return new
 
     def _apply_sliding(
-        self,
-        ks: KeyState,
-        kj: str,
-        t: int,
-        seq: int,
-        vals: list[Any],
-        wm0: int,
-        idx: int,
-        late: list[LateEntry],
+        self, ks: KeyState, kj: str, items: list[Item], wm0: int, late: list[LateEntry]
     ) -> None:
+        """KIP-450 windows for one key's records of an instant, decided on the record set.
+
+        All the instant's records are held first; then, repeatedly, a record every window of
+        which (computed on the records still held) has expired is dropped - it has no effect
+        at all, so it may take a window another record relied on with it, hence the repeat.
+        The survivors join their live windows, create the new ones (built from the held
+        records, so order inside the instant does not matter) and open their right windows.
+        """
         size = self._size
         recs = ks.records
         times = RecordTimes(recs)
-        item: list[Any] = [t, seq, vals]
-        pos = bisect.bisect_right(recs, (t, seq), key=lambda r: (r[0], r[1]))
-        recs.insert(pos, item)
         # records an expired window could only have come from are ignored (they may be gone)
         horizon = None if wm0 <= NEG_INF else wm0 - size - 2 - self._al
-        starts = sliding_starts_containing(t, size, times, horizon)
-        if self._event_basis and t < wm0:
+
+        def starts(t: int) -> list[int]:
+            return sliding_starts_containing(t, size, times, horizon)
+
+        def remove(rec: list[Any]) -> None:
+            pos = bisect.bisect_left(recs, (rec[0], rec[1]), key=lambda r: (r[0], r[1]))
             del recs[pos]
-            for s in starts:
-                self._drop(ks, kj, t, s, s + size, "before_watermark", idx, late)
-            return
-        joined = False
-        for s in starts:
-            close = s + size + 1
-            w = ks.windows.get(s)
-            if w is None:
+
+        entries: list[tuple[list[Any], int]] = [
+            ([t, seq, vals], idx) for t, seq, vals, idx in items
+        ]
+        behind: list[tuple[list[Any], int]] = []
+        if self._event_basis:
+            behind = [e for e in entries if e[0][0] < wm0]
+            entries = [e for e in entries if e[0][0] >= wm0]
+        for rec, _ in entries:
+            bisect.insort(recs, rec, key=lambda r: (r[0], r[1]))
+        for rec, idx in behind:  # joins nothing; its windows as the held records define them
+            for s in starts(rec[0]):
+                self._drop(ks, kj, rec[0], s, s + size, "before_watermark", idx, late)
+        dropped: list[tuple[list[Any], int]] = []
+        while True:
+            gone = [
+                e for e in entries
+                if all(self._expired(s + size + 1, wm0) for s in starts(e[0][0]))
+            ]
+            if not gone:
+                break
+            for e in gone:
+                remove(e[0])
+                entries.remove(e)
+            dropped.extend(gone)
+        for rec, idx in dropped:
+            for s in starts(rec[0]):
+                self._drop(ks, kj, rec[0], s, s + size, "expired", idx, late)
+        fresh: set[int] = set()
+        for rec, idx in entries:
+            t: int = rec[0]
+            seq: int = rec[1]
+            vals: list[Any] = rec[2]
+            for s in starts(t):
+                close = s + size + 1
                 if self._expired(close, wm0):
                     self._drop(ks, kj, t, s, s + size, "expired", idx, late)
                     continue
-                w = ks.windows[s] = self._sliding_window(kj, recs, s, wm0, exclude=item)
-            self._add(w, t, seq, vals)
-            joined = True
-            if wm0 >= close:
-                self._count_late(ks, kj, s, s + size, accepted=1)
-        if not joined:  # dropped for every window: the record has no effect at all
-            del recs[pos]
-            return
-        s = t + 1
-        if (
-            s not in ks.windows
-            and not self._expired(s + size + 1, wm0)
-            and sliding_right_window_nonempty(t, size, times)
-        ):
-            ks.windows[s] = self._sliding_window(kj, recs, s, wm0, exclude=None)
+                w = ks.windows.get(s)
+                if w is None:
+                    w = ks.windows[s] = self._sliding_window(kj, recs, s, wm0)
+                    fresh.add(s)
+                elif s not in fresh:
+                    self._add(w, t, seq, vals)
+                if wm0 >= close:
+                    self._count_late(ks, kj, s, s + size, accepted=1)
+        for rec, _ in entries:
+            s = rec[0] + 1
+            if (
+                s not in ks.windows
+                and not self._expired(s + size + 1, wm0)
+                and sliding_right_window_nonempty(rec[0], size, times)
+            ):
+                ks.windows[s] = self._sliding_window(kj, recs, s, wm0)
 
     def _sliding_window(
-        self, kj: str, recs: list[list[Any]], s: int, wm0: int, exclude: list[Any] | None
+        self, kj: str, recs: list[list[Any]], s: int, wm0: int
     ) -> WindowState:
-        """A new sliding window [s, s+size] holding the held records inside it (except
-        ``exclude``, which the caller adds itself)."""
+        """A new sliding window [s, s+size] holding the held records inside it."""
         size = self._size
         w = self._new_window(kj, s, s + size, s + size + 1, wm0 >= s + size + 1)
         lo = bisect.bisect_left(recs, s, key=lambda r: r[0])
         hi = bisect.bisect_right(recs, s + size, key=lambda r: r[0])
         for r in recs[lo:hi]:
-            if r is not exclude:
-                self._add(w, r[0], r[1], r[2])
+            self._add(w, r[0], r[1], r[2])
         return w
 
     def _add(self, w: WindowState, t: int, seq: int, vals: list[Any]) -> None:

@@ -90,6 +90,8 @@ class Engine(Assigner, Firing):
             if isinstance(col, np.ndarray):
                 col = col.tolist()  # plain Python values: state must stay JSON data
             cols.append(None if star else col)
+        base = st.seq
+        st.seq += n
         groups: dict[str, list[int]] = {}
         for i, k in enumerate(batch.keys):
             groups.setdefault(self._kj(k), []).append(i)
@@ -101,15 +103,11 @@ class Engine(Assigner, Firing):
             if ks is None:
                 ks = st.keys[kj] = KeyState(key=plain_key(batch.keys[idxs[0]]))
             wm0 = self._wm(ks)
-            kmax = NEG_INF
-            for i in idxs:
-                t = times[i]
-                if t > kmax:
-                    kmax = t
-                vals = [1 if c is None else c[i] for c in cols]
-                seq = st.seq
-                st.seq += 1
-                self._apply(ks, kj, t, seq, vals, wm0, i, late)
+            # arrival sequence = batch position: it breaks event-time ties (first/last/collect)
+            items = [(times[i], base + i, [1 if c is None else c[i] for c in cols], i)
+                     for i in idxs]
+            kmax = max(it[0] for it in items)
+            self._apply_key(ks, kj, items, wm0, late)
             if ks.max_event_time is None or kmax > ks.max_event_time:
                 ks.max_event_time = kmax
             touched.append((ks, kmax))

@@ -133,7 +133,9 @@ class Firing(EngineCore):
         out: list[Emission] = []
         values = self._values(w)
         if self._retracting:
-            olds = [*w.retract, *([w.last_pane] if w.last_pane is not None else [])]
+            # replaced sessions in start order (however the merges happened), then its own
+            replaced = sorted(w.retract, key=lambda r: (r["start"], r["pane_index"]))
+            olds = [*replaced, *([w.last_pane] if w.last_pane is not None else [])]
             for old in olds:
                 out.append(Pane(
                     key=ks.key, window_start=old["start"], window_end=old["end"],
