@@ -41,10 +41,11 @@ from jobs.catalog.records import (
     VersionInfo,
     WindowLateCount,
 )
-from jobs.catalog.service import Catalog, DefinitionInput
+from jobs.catalog.service import ActivationMode, Catalog, DefinitionInput
 
 __all__ = [
     "Action",
+    "ActivationMode",
     "AuditEvent",
     "BatchProgress",
     "BatchSnapshot",

@@ -15,6 +15,7 @@ active version (see :mod:`jobs.catalog.migration_ops`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -308,7 +309,9 @@ class JobOps(CatalogBase):
         *,
         note: str = "",
     ) -> Migration:
-        raise NotImplementedError  # provided by MigrationOps
+        """Plan a migration from ``current`` to ``target`` (implemented by
+        :class:`jobs.catalog.migration_ops.MigrationOps`, which the Catalog puts first)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------ desired state and health
 
@@ -549,11 +552,8 @@ def _name_of(definition: DefinitionInput) -> str | None:
         name = definition.get("name")
         return name if isinstance(name, str) else None
     for line in definition.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("name:"):
-            return stripped[5:].split("#")[0].strip().strip("'\"") or None
-    import json
-
+        if line.startswith("name:"):  # top level only (aggregations have names too)
+            return line[5:].split("#")[0].strip().strip("'\"") or None
     try:
         obj = json.loads(definition)
     except ValueError:

@@ -11,6 +11,7 @@ payloads are JSON values (a key is a JSON scalar, ``None`` is the null key).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -52,8 +53,7 @@ class VersionInfo:
 
     @property
     def spec(self) -> dict[str, JsonValue]:
-        import json
-
+        """The canonical spec as a dict (parsed on each access)."""
         result: dict[str, JsonValue] = json.loads(self.spec_json)
         return result
 
