@@ -52,7 +52,7 @@ def test_two_concurrent_consumers_get_each_event_once(
             if not batch:
                 return
             got[name].extend(e.id for e in batch)
-            time.sleep(0.005)  # let the other consumer in between batches
+            time.sleep(0.02)  # let the other consumer in between batches
 
     threads = [
         threading.Thread(target=consume, args=(n, open_catalog())) for n in ("a", "b")
