@@ -8,7 +8,6 @@ why the UI does not rewind a store to an older batch).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import pandas as pd
@@ -16,6 +15,7 @@ import streamlit as st
 
 from jobs.catalog import CatalogError
 from ui import auth, common, fmt
+from ui.state_reader import StateReadError, read_open_windows
 
 cat, user = common.page_setup("read")
 st.title("Recovery snapshots")
@@ -60,28 +60,35 @@ else:
         st.json(snap.source_offsets if snap.source_offsets is not None else {})
 
     st.subheader("Open windows at this snapshot")
-    reader = None
-    try:  # the Spark runtime's state reader; imported only on demand (it starts a JVM)
-        reader = importlib.util.find_spec("jobs.spark.state_reader")
-    except (ImportError, ValueError):
-        reader = None
-    if reader is None:
-        st.info("Reading the windows held in state needs the job's state reader "
-                "(`jobs.spark.state_reader`), which this installation does not have. The "
-                "snapshot row above is what the catalog knows; the Windows page lists windows "
-                "that have emitted but not finished.")
-    elif st.button("Read open windows from the state store", key="snap_read",
-                   help="Starts a local Spark session to read the checkpoint (takes a while)."):
-        bar = st.progress(0.1, text="Starting Spark to read the checkpoint…")
+    st.caption("Read from the state store through Spark (a separate process; ~20-60 s to start). "
+               "This is exactly the state a restart from this batch would resume with.")
+    if st.button("Read open windows from the state store", key="snap_read"):
+        bar = st.progress(0.0, text="Starting Spark to read the checkpoint…")
+
+        def tick(elapsed: float) -> None:
+            bar.progress(min(0.95, elapsed / 60.0),
+                         text=f"Reading the state store… {elapsed:.0f} s")
+
         try:
-            mod = importlib.import_module("jobs.spark.state_reader")
-            rows: list[dict[str, Any]] = mod.open_windows(
-                snap.checkpoint_location, snap.batch_id, cat.version(name, snap.version).spec_json)
-            bar.progress(1.0, text="Done")
-            st.dataframe(pd.DataFrame(rows), hide_index=True, key="snap_open")
-        except Exception as exc:  # reader failures are shown, never crash the page
+            windows = read_open_windows(name, snap.version, snap.batch_id, on_tick=tick)
+        except StateReadError as exc:
             bar.empty()
             st.error(f"Could not read the state store: {exc}")
+        else:
+            bar.progress(1.0, text=f"{len(windows)} open window(s) at batch {snap.batch_id}")
+            st.session_state["snap_windows"] = (store, snap.batch_id, windows)
+    cached = st.session_state.get("snap_windows")
+    if cached and cached[0] == store and cached[1] == snap.batch_id:
+        rows: list[dict[str, Any]] = [
+            {k: (fmt.key(v) if k == "key" else fmt.instant(v) if k in ("window_start", "window_end")
+                 and isinstance(v, int) else v if not isinstance(v, dict | list)
+                 else fmt.compact_json(v)) for k, v in w.items()}
+            for w in cached[2]
+        ]
+        if rows:
+            st.dataframe(pd.DataFrame(rows), hide_index=True, key="snap_open")
+        else:
+            st.caption("No open windows at this snapshot.")
 
 st.subheader("Roll back")
 if job.active_store == store:
