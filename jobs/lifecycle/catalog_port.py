@@ -108,12 +108,18 @@ class LifecycleCatalog:
     def store_of(self, job: str, version: int) -> str:
         return self.catalog.version(job, version).store_name
 
-    def store_watermark(self, job: str, store: str) -> tuple[int | None, int]:
-        """(latest committed watermark, number of committed batches seen) of ``store``."""
-        points = self.catalog.progress(job, store=store, limit=1)
+    def store_watermark(self, job: str, store: str) -> tuple[int | None, int | None, int]:
+        """(latest reported watermark, watermark applied by the latest batch, batches) of
+        ``store``.
+
+        A batch reports the watermark the *next* batch will use (Spark's
+        ``nextBatchWatermarkMs``); the windows it emitted were closed by the watermark the
+        batch before it reported. None where there is no such batch."""
+        points = self.catalog.progress(job, store=store, limit=2)
         if not points:
-            return None, 0
-        return points[-1].watermark, points[-1].batch_id + 1
+            return None, None, 0
+        applied = points[-2].watermark if len(points) > 1 else None
+        return points[-1].watermark, applied, points[-1].batch_id + 1
 
     def restart_requested_at(self, job: str) -> int | None:
         """When an operator last asked for a restart of ``job`` (None: never)."""

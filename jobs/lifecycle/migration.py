@@ -13,9 +13,10 @@ shapes), so the new version is built beside the old one:
 - caught up: the new run's input position has reached the old run's (positions are watermark
   plus the version's bounded delay, i.e. the max event time seen, so versions with different
   delays compare fairly).
-- ``cut_over``: the catalog records the cutover watermark: the old version's watermark minus its
-  allowed lateness, the horizon up to which the old version has emitted every window it will
-  ever emit. Windows ending at or before it are owned by the old version, later ones by the new
+- ``cut_over``: the catalog records the cutover watermark: the watermark the old version's latest
+  batch applied (the one its previous batch reported) minus its allowed lateness, the horizon up
+  to which the old version has emitted every window it will ever emit (it is stopped right
+  after). Erring low is always safe: the new version has every window, from the start. Windows ending at or before it are owned by the old version, later ones by the new
   one (``MigrationInfo.owner_of``). The new version becomes the active one.
 - ``retire_old``: the old run is stopped gracefully; its checkpoint and results are kept, so it
   can be rolled back to.
@@ -47,11 +48,13 @@ NO_WINDOWS = -(2**62)
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """How far a store has read: its latest watermark and the event time that implies."""
+    """How far a store has read: its latest watermark and the event time that implies, and the
+    watermark its latest batch applied (everything that closed has been emitted)."""
 
     watermark: int | None
     batches: int
     event_time: int | None
+    applied: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,14 +135,14 @@ class Migrator:
         return self.catalog.migration(migration_id)
 
     def position(self, job: str, version: int, store: str) -> Position:
-        wm, batches = self.catalog.store_watermark(job, store)
+        wm, applied, batches = self.catalog.store_watermark(job, store)
         if wm is None:
-            return Position(None, batches, None)
+            return Position(None, batches, None, applied)
         spec = self._version(job, version).spec
         delay = int(spec.get("watermark", {}).get("delay", 0) or 0)
         strategy = spec.get("watermark", {}).get("strategy", "bounded")
         bounded = strategy == "bounded" and delay < INFINITE
-        return Position(wm, batches, wm + delay if bounded else wm)
+        return Position(wm, batches, wm + delay if bounded else wm, applied)
 
     def check_caught_up(self, migration_id: int) -> MigrationInfo:
         """Record both positions; move to ``caught_up`` once the new one has reached the old."""
@@ -234,12 +237,12 @@ class Migrator:
     def _cut_over_locked(self, m: MigrationInfo, why: str) -> MigrationInfo:
         old = self.position(m.job, m.from_version, m.from_store)
         lateness = int(self._version(m.job, m.from_version).spec.get("allowed_lateness", 0) or 0)
-        if old.watermark is None:
+        if old.applied is None:
             cutover = NO_WINDOWS
         elif lateness >= INFINITE:
-            cutover = old.watermark
+            cutover = old.applied
         else:
-            cutover = old.watermark - lateness
+            cutover = old.applied - lateness
         # the catalog switches the active version in the same transaction as the cut_over step
         if m.state == "planned":
             m = self._step(m, "replaying", why)
