@@ -33,6 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from jobs.catalog import CatalogError
 from jobs.catalog.records import MigrationInfo, VersionInfo
@@ -67,6 +68,17 @@ class ActivationResult:
     action: str
     """``migrate``, ``rollback``, ``restart_in_place``, ``stale`` (a later activation exists)."""
     detail: str
+
+
+def input_position(watermark: int, spec: dict[str, Any]) -> int:
+    """How far in event time a store has read, from its watermark: a bounded watermark trails
+    the max event time seen by the delay, so two versions with different delays that read the
+    same input report different watermarks but the same position."""
+    wm_spec = spec.get("watermark") or {}
+    delay = int(wm_spec.get("delay", 0) or 0)
+    if wm_spec.get("strategy", "bounded") == "bounded" and 0 <= delay < INFINITE:
+        return watermark + delay
+    return watermark
 
 
 class Migrator:
@@ -138,11 +150,7 @@ class Migrator:
         wm, applied, batches = self.catalog.store_watermark(job, store)
         if wm is None:
             return Position(None, batches, None, applied)
-        spec = self._version(job, version).spec
-        delay = int(spec.get("watermark", {}).get("delay", 0) or 0)
-        strategy = spec.get("watermark", {}).get("strategy", "bounded")
-        bounded = strategy == "bounded" and delay < INFINITE
-        return Position(wm, batches, wm + delay if bounded else wm, applied)
+        return Position(wm, batches, input_position(wm, self._version(job, version).spec), applied)
 
     def check_caught_up(self, migration_id: int) -> MigrationInfo:
         """Record both positions; move to ``caught_up`` once the new one has reached the old."""

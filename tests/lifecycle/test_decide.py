@@ -186,3 +186,15 @@ def test_after_migration_done_a_dead_new_run_is_restarted_not_the_old_one() -> N
     j = job(active_version=2, active_store="s2")
     actions = plan_job(j, [new], [migration("done")], {}, T0 + 500_000, POLICY)
     assert len(actions) == 1 and isinstance(actions[0], Start) and actions[0].version == 2
+
+
+def test_input_position_compares_versions_with_different_delays() -> None:
+    from jobs.lifecycle.migration import input_position
+
+    # both read up to event time 100 s: v1 (delay 10 s) reports wm 90 s, v2 (delay 0) 100 s
+    assert input_position(90_000, {"watermark": {"strategy": "bounded", "delay": 10_000}}) == 100_000
+    assert input_position(100_000, {"watermark": {"strategy": "bounded", "delay": 0}}) == 100_000
+    # a source-driven watermark says nothing about the delay: compare watermarks as they are
+    assert input_position(90_000, {"watermark": {"strategy": "source", "delay": 10_000}}) == 90_000
+    # an infinite delay never closes windows: the watermark itself is all there is
+    assert input_position(5, {"watermark": {"strategy": "bounded", "delay": 2**62}}) == 5
