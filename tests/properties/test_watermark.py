@@ -160,3 +160,71 @@ def test_window_basis_drops_exactly_the_expired_record_window_pairs(data: st.Dat
                     want_held.add((r.id, s))
     assert dropped == want_dropped
     assert held == want_held
+
+
+@SETTINGS
+@given(data=st.data())
+def test_final_panes_fire_at_the_first_moment_the_watermark_allows(data: st.DataObject) -> None:
+    """`emit: final`, fixed windows: a window's single pane comes at the first moment its
+    watermark reaches end + allowed lateness - either after an instant's records or, with idle
+    advance, at a processing-time advance alone ("panes it releases carry that processing time
+    as emitted_at") - and carries that watermark; windows never released that way close at end
+    of input with watermark null."""
+    recs = data.draw(records(max_size=10, t_max=40))
+    instants = data.draw(timed_arrivals(recs))
+    delay = data.draw(st.integers(0, 10))
+    lateness = data.draw(st.integers(0, 10))
+    idle = data.draw(st.booleans())
+    per_key = data.draw(st.booleans())
+    window = data.draw(windows(types=("tumbling", "hopping")))
+    defn = definition(window, delay=delay, lateness=lateness, idle_advance=idle,
+                      scope="key" if per_key else "global")
+    size = defn.window.size
+    assert size is not None
+
+    clocks: dict[str, _Clock] = {}
+
+    def clock(key: str) -> _Clock:
+        return clocks.setdefault(key if per_key else "*", _Clock(delay, idle))
+
+    open_: dict[tuple[str, int], list[int]] = {}
+    want: dict[tuple[str, int], tuple[int, int | None, list[int]]] = {}
+
+    def release(pt: int) -> None:
+        for (key, s), ids in list(open_.items()):
+            wm = clock(key).wm
+            if wm is not None and wm >= s + size + lateness:
+                want[(key, s)] = (pt, wm, sorted(ids))
+                del open_[(key, s)]
+
+    for pt, rs in instants:
+        for c in clocks.values():
+            c.at(pt)
+        release(pt)
+        groups: dict[str, list[Rec]] = {}
+        for r in rs:
+            groups.setdefault(json.dumps(r.key), []).append(r)
+        for key, krs in groups.items():
+            wm0 = clock(key).wm
+            for r in krs:
+                for s in fixed_starts(defn.window, r.t):
+                    if (key, s) in want or (wm0 is not None and wm0 >= s + size + lateness):
+                        continue  # expired: dropped (checked elsewhere)
+                    open_.setdefault((key, s), []).append(r.id)
+        if per_key:
+            for key, krs in groups.items():
+                clock(key).seen(max(r.t for r in krs), pt)
+        else:
+            clock("*").seen(max(r.t for r in rs), pt)
+        release(pt)
+    last_pt = instants[-1][0]
+    for (key, s), ids in open_.items():
+        want[(key, s)] = (last_pt, None, sorted(ids))
+
+    got = {
+        (json.dumps(p["key"]), p["window_start"]): (
+            p["emitted_at"], p["watermark"], sorted(p["values"]["ids"])
+        )
+        for p in run(defn, instants) if p["type"] == "pane"
+    }
+    assert got == want
