@@ -79,7 +79,8 @@ if c1.button("Start", key="start", disabled=not operate or job.desired_state == 
 if c2.button("Stop", key="stop", disabled=not operate or job.desired_state == "stopped", help=hint):
     auth.perform(cat, "operate", f"Stop {name}",
                  lambda actor: cat.set_desired_state(name, "stopped", actor, reason="UI stop"))
-if c3.button("Restart", key="restart", disabled=not operate, help=hint):
+if c3.button("Restart", key="restart", disabled=not operate or job.desired_state != "running",
+             help=hint or "Restart the running job (e.g. after changing its environment)."):
     auth.perform(cat, "operate", f"Restart {name}",
                  lambda actor: cat.request_restart(name, actor, reason="UI restart"))
 if job.desired_state == "running" and job.status == "starting":
