@@ -50,8 +50,24 @@ def team_scores(rng: random.Random, t: int) -> Event:
             "et": ms_to_iso(t)}
 
 
+SENSORS = 6
+SENSOR_CYCLE_MS = 180_000
+SENSOR_ACTIVE_MS = 100_000
+"""Each sensor reports for 100 s, then is quiet for 80 s (its phase shifted by 30 s per sensor,
+so three or four report at any time). The quiet spell is longer than the demo's 1 minute
+session gap: without it every sensor would hold one session that never ends, and a session
+job would never emit anything."""
+
+
+def active_sensors(t: int) -> list[str]:
+    """The sensors reporting at event time ``t`` (never empty)."""
+    shift = SENSOR_CYCLE_MS // SENSORS
+    return [f"s{k + 1}" for k in range(SENSORS)
+            if (t + k * shift) % SENSOR_CYCLE_MS < SENSOR_ACTIVE_MS]
+
+
 def sensor_readings(rng: random.Random, t: int) -> Event:
-    sensor = f"s{rng.randint(1, 6)}"
+    sensor = rng.choice(active_sensors(t))
     return {"sensor": sensor, "temp": round(rng.gauss(21.0, 2.5), 2), "et": ms_to_iso(t)}
 
 

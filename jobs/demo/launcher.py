@@ -10,18 +10,23 @@ the supervisor launched, and says what it stopped.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from jobs.catalog import Catalog, CatalogError
 from jobs.config import Settings
+from jobs.demo.check import STATE_FILE
 from jobs.demo.generator import Generator
 from jobs.timeutil import SystemClock
 
@@ -31,8 +36,26 @@ DEMO_ACTOR = "demo"
 DEMO_ADMIN = ("admin", "tidemark-demo")
 
 
-def seed(catalog: Catalog, specs: Path = SPECS) -> list[str]:
-    """Create the example jobs that do not exist yet and ask for them to run. Idempotent."""
+def demo_spec(spec: Path, landing: Path) -> dict[str, Any]:
+    """The example definition with its files source pointed at ``landing/<stream>``.
+
+    The YAML files say ``data/landing/<stream>``, which is right only when the demo runs with
+    the default ``TIDEMARK_HOME`` from the repo root. The job processes are started by Airflow
+    from whatever directory it runs in, so the seeded definitions carry absolute paths: the
+    generator and the jobs then meet in the same directory for any ``TIDEMARK_HOME``.
+    """
+    raw: dict[str, Any] = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    source = raw.get("source") or {}
+    if source.get("kind") == "files" and source.get("path"):
+        source["path"] = str(landing / Path(source["path"]).name)
+    return raw
+
+
+def seed(catalog: Catalog, specs: Path = SPECS, *, landing: Path | None = None) -> list[str]:
+    """Create the example jobs that do not exist yet and ask for them to run. Idempotent: a job
+    that exists is left as it is (a user's edits survive a restart of the demo), only its
+    desired state is set to running again."""
+    landing = landing or Settings.from_env().home / "landing"
     created = []
     for spec in sorted(specs.glob("*.yaml")):
         name = spec.stem
@@ -41,7 +64,7 @@ def seed(catalog: Catalog, specs: Path = SPECS) -> list[str]:
         except CatalogError as exc:
             if exc.code != "not_found":
                 raise
-            catalog.create_job(spec.read_text(encoding="utf-8"), DEMO_ACTOR,
+            catalog.create_job(demo_spec(spec, landing), DEMO_ACTOR,
                                note="example job seeded by make demo")
             created.append(name)
         if catalog.job(name).desired_state != "running":
@@ -127,6 +150,7 @@ class Demo:
     airflow: object | None = None
 
     def stop(self) -> list[str]:
+        (self.settings.home / STATE_FILE).unlink(missing_ok=True)
         stopped = []
         for child in reversed(self.children):
             child.stop()
@@ -144,16 +168,48 @@ class Demo:
 def stop_job_runs(catalog: Catalog) -> list[str]:
     """Stop the Spark job processes the supervisor launched (they outlive Airflow's tasks by
     design, so the demo must stop them itself). Desired states stay as they are: the next
-    `make demo` resumes every job from its checkpoint."""
+    `make demo` resumes every job from its checkpoint.
+
+    All runs are stopped at once (each finishes its current micro-batch, up to 30 s), so a
+    Ctrl-C waits for the slowest job rather than for the sum of them."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from jobs.lifecycle.process import ProcessControl
 
     control = ProcessControl()
+    runs = catalog.active_runs()
+    if not runs:
+        return []
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        outcomes = list(pool.map(
+            lambda r: control.stop(r.pid, r.job, r.host, timeout_ms=30_000), runs))
     stopped = []
-    for run in catalog.active_runs():
-        outcome = control.stop(run.pid, run.job, run.host, timeout_ms=30_000)
+    for run, outcome in zip(runs, outcomes, strict=True):
         catalog.end_run(run.id, "stopped", f"make demo stopped ({outcome})", actor=DEMO_ACTOR)
         stopped.append(f"{run.job} (pid {run.pid})")
     return stopped
+
+
+def demo_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Settings of the orchestration for a demo on one small machine (a laptop, a 2-core CI
+    runner) running three Spark jobs, Airflow and the UI side by side. Each one can be
+    overridden from the environment.
+
+    - job command: micro-batches every 5 s instead of every second, so three jobs leave CPU
+      for the rest; 2 shuffle partitions (= state-store partitions) instead of 4, because the
+      demo's state is tiny and every partition costs a task per batch.
+    - heartbeat timeout 5 min instead of 2: on a busy machine a job's JVM start and first
+      micro-batch alone can take two minutes, and a job killed while starting would restart
+      forever. A process that dies is still noticed at the next supervisor run (its pid is
+      gone); only a hung one waits longer.
+    """
+    e = dict(os.environ if env is None else env)
+    command = [sys.executable, "-m", "jobs.run", "{job}", "--version", "{version}",
+               "--trigger-interval", "5 seconds", "--shuffle-partitions", "2"]
+    return {
+        "TIDEMARK_JOB_COMMAND": e.get("TIDEMARK_JOB_COMMAND", json.dumps(command)),
+        "TIDEMARK_HEARTBEAT_TIMEOUT_MS": e.get("TIDEMARK_HEARTBEAT_TIMEOUT_MS", "300000"),
+    }
 
 
 def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
@@ -163,7 +219,7 @@ def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
     settings.home.mkdir(parents=True, exist_ok=True)
     catalog = Catalog(settings.db_url, upgrade=True)
     fresh_admin = catalog.ensure_admin(*DEMO_ADMIN)
-    created = seed(catalog)
+    created = seed(catalog, landing=settings.home / "landing")
     print(f"catalog: {settings.db_url} (jobs seeded: {', '.join(created) or 'already there'};"
           f" admin {'created' if fresh_admin else 'exists'})", flush=True)
     loop = GeneratorLoop(Generator(settings.home / "landing", SystemClock()), tick_s=tick_s)
@@ -174,7 +230,11 @@ def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
         env = dict(os.environ, TIDEMARK_HOME=str(settings.home), TIDEMARK_DB_URL=settings.db_url)
         demo.children.append(start_ui(settings, ui_port, env))
         print("starting Airflow (api-server, scheduler, dag-processor, triggerer)...", flush=True)
-        demo.airflow = start_local_airflow(settings, port=airflow_port)
+        demo.airflow = start_local_airflow(settings, port=airflow_port,
+                                           extra_env=demo_environment())
+        state = {"pid": os.getpid(), "ui_url": f"http://127.0.0.1:{ui_port}",
+                 "airflow_url": f"http://127.0.0.1:{airflow_port}", "db_url": settings.db_url}
+        (settings.home / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
     except BaseException:
         demo.stop()
         raise
@@ -191,12 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tick", type=float, default=2.0, help="seconds between landed files")
     parser.add_argument("--check", action="store_true",
                         help="drive the running demo through the scripted tour (make demo-check)")
+    parser.add_argument("--check-budget", type=float, default=None,
+                        help="--check: seconds the whole tour may take (default 18 minutes)")
+    parser.add_argument("--check-scale", type=float, default=1.0,
+                        help="--check: stretch every step's bound (slow machines)")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     if args.check:
-        from jobs.demo.check import run_tour
+        from jobs.demo.check import DEFAULT_BUDGET_S, run_tour
 
-        return run_tour(settings)
+        return run_tour(settings, scale=args.check_scale,
+                        budget_s=args.check_budget or DEFAULT_BUDGET_S)
     demo = start(settings, ui_port=args.ui_port, airflow_port=args.airflow_port, tick_s=args.tick)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -83,3 +83,29 @@ def test_replay_of_demo_stream_loses_nothing(tmp_path: Path) -> None:
     counted = sum(p["values"]["events"] for p in last.values())
     assert counted + len(late) == n_good
     assert len(dead) == len(lines) - len([x for x in lines if x.startswith('{"$')]) - n_good
+
+
+def test_sensor_sessions_end_and_are_emitted(tmp_path: Path) -> None:
+    """Sensors go quiet for longer than the session gap, so sessions close and the session
+    job has something to show within a few minutes (a sensor that never pauses would hold one
+    session forever)."""
+    _, landed = _land(tmp_path, 100)  # 100 ticks of 5 s: 8 minutes 20 s
+    lines: list[str] = []
+    for at, path in landed:
+        if path.parent.name == "sensor_readings":
+            lines.append(json.dumps({"$processing_time": at}))
+            lines += path.read_text().splitlines()
+    defn = load_definition((SPECS / "sensor_sessions.yaml").read_text())
+    gap = 60_000
+    panes = [o for o in replay_lines(defn, lines) if o["type"] == "pane"]
+    assert panes, "closed sessions are emitted"
+    per_sensor: dict[str, list[dict[str, object]]] = {}
+    for p in panes:
+        per_sensor.setdefault(str(p["key"]), []).append(p)
+    assert len(per_sensor) >= 4, per_sensor.keys()
+    assert any(len(ps) >= 2 for ps in per_sensor.values()), "a sensor reports again after a pause"
+    for ps in per_sensor.values():
+        ends = sorted((int(str(p["window_start"])), int(str(p["window_end"]))) for p in ps)
+        for (_, end), (start, _) in zip(ends, ends[1:], strict=False):
+            assert start >= end, "sessions of one sensor do not overlap"
+        assert all(end - start >= gap for start, end in ends)
