@@ -72,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
             settings, app_name=f"tidemark:{args.job}:v{version.number}",
             shuffle_partitions=args.shuffle_partitions or DEFAULT_SHUFFLE_PARTITIONS)
         catalog.set_spark_app_id(run_id, spark.sparkContext.applicationId)
+        # a sign of life before the query starts: on a busy machine the JVM start and the
+        # query's planning can outlast the supervisor's heartbeat timeout on their own
+        catalog.heartbeat(run_id)
         ctx = JobContext.create(defn, settings, version=version.number, store=version.store_name)
         source_options = {}
         if args.max_files_per_trigger:
