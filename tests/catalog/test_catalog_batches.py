@@ -116,6 +116,14 @@ def test_samples_keep_the_newest_per_job(
             {"line": 3}, {"line": 2}, {"line": 1}, {"line": 0},
         ]
         assert len(cat.late_samples("team_scores", limit=2)) == 2
+        # storage stays bounded however long the job runs
+        for batch in range(4, 40):
+            sample = LateSample("red", batch, W0, W1, "expired", {"i": batch})
+            cat.record_batch(run_id, progress(batch), snapshot(batch), [], [sample] * 3)
+        with cat.engine.connect() as conn:
+            stored = conn.exec_driver_sql("SELECT count(*) FROM late_samples").scalar()
+        assert stored is not None and stored <= 5 + 8 * 3
+        assert [s.sample.event_time for s in cat.late_samples("team_scores")] == [39, 39, 39, 38, 38]
     finally:
         cat.close()
 
