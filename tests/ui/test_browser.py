@@ -197,5 +197,16 @@ def test_define_edit_audit_late_snapshots_in_a_browser(server: str, tmp_path: Pa
             go(page, "Migrations")
             expect(page.get_by_text("Running (1)")).to_be_visible()
             shot(page, "09-migrations")
+
+            # ---- an admin sees the Users page (an editor does not)
+            expect(page.get_by_role("link", name="Users")).to_have_count(0)
+            page.get_by_role("button", name="Sign out").click()
+            page.get_by_label("User name", exact=True).fill("admin")
+            page.get_by_label("Password", exact=True).fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            page.get_by_role("heading", name="Jobs").first.wait_for()
+            go(page, "Users")
+            expect(page.get_by_role("button", name="Add user")).to_be_visible()
+            shot(page, "10-users")
         finally:
             browser.close()

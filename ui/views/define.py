@@ -396,6 +396,9 @@ with tab_preview:
                 m4.metric("Dead letters", len(pr.dead_letters))
                 if pr.panes:
                     frame = charts.panes_frame(pr.panes)
+                    if not any("$processing_time" in line for line in sample.lines):
+                        # no clock in the sample: every emission is at processing time 0
+                        frame = frame.drop(columns=["emitted_at"])
                     numeric = charts.numeric_values(frame)
                     if numeric:
                         value = st.selectbox("Chart value", numeric, key="preview_value")
