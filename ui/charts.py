@@ -74,8 +74,12 @@ def panes_chart(frame: pd.DataFrame, value: str) -> alt.Chart:
             shape=alt.Shape(
                 "kind:N", scale=alt.Scale(domain=["pane", "retraction"], range=["circle", "cross"])
             ),
-            tooltip=["key", "window_start", "window_end", "timing", "pane_index", "kind",
-                     alt.Tooltip(f"v\\.{value}:Q", title=value), "emitted_at"],
+            tooltip=[
+                *[c for c in ("key", "window_start", "window_end", "timing", "pane_index", "kind")
+                  if c in data.columns],
+                alt.Tooltip(f"v\\.{value}:Q", title=value),
+                *[c for c in ("emitted_at",) if c in data.columns],
+            ],
         )
         .properties(height=320)
     )

@@ -170,6 +170,7 @@ def test_preview_runs_the_definition_over_the_source_sample(cat: Catalog, users:
     metrics = {m.label: m.value for m in at.metric}
     # 1-minute tumbling sum/count, end of input closes both windows: a [0,1m) and b [1m,2m)
     assert metrics["Records"] == "3" and metrics["Panes"] == "2", metrics
+    assert not at.exception, at.exception
     frame = next(d.value for d in at.dataframe if "v.total" in d.value.columns)
     by_key = {row["key"]: (row["v.total"], row["v.n"], row["timing"]) for _, row in frame.iterrows()}
     assert by_key == {'"a"': (7, 2, "ON_TIME"), '"b"': (1, 1, "ON_TIME")}
