@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import streamlit as st
 
@@ -136,16 +136,3 @@ def login_form(cat: Catalog, hint: str | None = None) -> None:
             return
         sign_in(user.name, user.role)
         st.rerun()
-
-
-def call_quietly(fn: Callable[[], T], default: T) -> T:
-    """Read something for display; a catalog error becomes ``default`` plus a visible note."""
-    try:
-        return fn()
-    except CatalogError as exc:
-        st.warning(str(exc))
-        return default
-
-
-def any_to_text(value: Any) -> str:
-    return "" if value is None else str(value)

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from jobs.definition.durations import format_duration
-from jobs.definition.errors import DefinitionError, FieldError
+from jobs.definition.errors import FieldError
 from jobs.definition.model import PROCESSING, Definition
 from jobs.timeutil import ms_to_iso
 
@@ -390,10 +390,6 @@ def parse_yaml(text: str) -> tuple[dict[str, Any] | None, list[FieldError]]:
     if not isinstance(data, dict):
         return None, [("", "a definition must be a YAML mapping (name: ..., window: ...)")]
     return data, []
-
-
-def errors_of(exc: DefinitionError) -> list[FieldError]:
-    return list(exc.errors)
 
 
 def field_matches(error_field: str, path: str) -> bool:

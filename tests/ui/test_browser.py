@@ -15,11 +15,13 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
 
+from jobs.catalog import BatchProgress, BatchSnapshot, Catalog, LateCount
 from tests.ui.helpers import PASSWORD, landing
 
 pytestmark = [pytest.mark.browser, pytest.mark.heavy]
@@ -116,7 +118,8 @@ def shot(page: Page, name: str) -> None:
         page.set_viewport_size(size)
 
 
-def test_define_edit_audit_late_snapshots_in_a_browser(server: str, tmp_path: Path) -> None:
+def test_define_edit_audit_late_snapshots_in_a_browser(server: str, cat: Catalog,
+                                                       tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     src = landing(tmp_path / "clicks", [{"user": "u1", "ts": "2026-01-01T00:00:10Z"},
@@ -185,11 +188,22 @@ def test_define_edit_audit_late_snapshots_in_a_browser(server: str, tmp_path: Pa
             expect(page.get_by_text("Per window")).to_be_visible()
             expect(page.get_by_text("Recent late records")).to_be_visible()
             shot(page, "06-late-data")
+            # the page refreshes itself (st.fragment(run_every=5 s)): a new batch with two
+            # dropped records shows up without any click
+            dropped = page.locator('[data-testid="stMetric"]').filter(has_text="Late dropped")
+            expect(dropped).to_contain_text("1")
+            (run,) = cat.active_runs("team_scores")
+            cat.record_batch(run.id, BatchProgress(2, 2, 10.0, 5, None, 1, 1024, late_dropped=2),
+                             BatchSnapshot(2, datetime(2026, 1, 1, 0, 4, tzinfo=UTC), None,
+                                           {"logOffset": 2}, 1024, "/ckpt/team_scores"),
+                             [LateCount("c", 0, 60_000, dropped=2)])
+            expect(dropped).to_contain_text("3", timeout=20_000)
             go(page, "Recovery snapshots")
             expect(page.locator('[data-testid="stDataFrame"]').first).to_be_visible()
             expect(page.get_by_text("Open windows at this snapshot")).to_be_visible()
-            expect(page.locator("[data-testid=\"stMetricValue\"]").filter(
-                has_text="2026-01-01T00:02:30.000Z")).to_be_visible()
+            # the newest snapshot is the batch recorded above (state 1024 bytes)
+            expect(page.locator('[data-testid="stMetric"]').filter(has_text="State size")
+                   ).to_contain_text("1.0 KiB")
             shot(page, "07-snapshots")
             go(page, "Windows")
             expect(page.get_by_text("Emitted panes (2)")).to_be_visible()
