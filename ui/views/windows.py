@@ -61,7 +61,7 @@ def live() -> None:
     chosen = st.multiselect("Keys", keys, default=keys[: min(5, len(keys))], key="win_keys",
                             help="Keys are shown as JSON: null is the global key.")
     shown = [r for r in rows if fmt.key(r.pane.get("key")) in chosen] if chosen else rows
-    open_windows = open_from_panes(shown)
+    open_windows = open_from_panes(shown, sessions=defn.window.type == "session")
     st.subheader(f"Open windows ({len(open_windows)})")
     st.caption("Windows that have emitted panes but no final pane yet. Windows that have not "
                "fired at all live only in the state store: see Recovery snapshots.")
