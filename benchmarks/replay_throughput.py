@@ -181,6 +181,25 @@ def run_case(case: str, engine_kind: str, n: int, n_keys: int, batch: int, key_k
     }
 
 
+def markdown_table(doc: dict[str, Any]) -> str:
+    """The results as the table in docs/performance.md."""
+    lines = [
+        "| case | engine | keys | to_json | events | events/s (CPU) | wall s | panes | late "
+        "| peak RSS MB (baseline) | traced MB | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["results"]:
+        if "skipped" in r:
+            continue
+        lines.append(
+            f"| {r['case']} | {r['engine']} | {r['key_type']} | {'yes' if r['to_json'] else 'no'} "
+            f"| {r['events']:,} | {r['events_per_s']:,} | {r['wall_seconds']} | {r['panes']:,} "
+            f"| {r['late_records']:,} | {r['peak_rss_mb']} ({r['baseline_rss_mb']}) "
+            f"| {r['peak_traced_mb']} | {r['load_avg_1m']} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=1_000_000)
@@ -191,19 +210,34 @@ def main() -> None:
                          "does not run (it is slow); qualifying cases get the full input")
     ap.add_argument("--one", nargs=5, metavar=("CASE", "ENGINE", "EVENTS", "KEYTYPE", "TOJSON"))
     ap.add_argument("--output", type=Path, default=RESULTS)
+    ap.add_argument("--table", action="store_true", help="print the results as a markdown table")
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of cases")
+    ap.add_argument("--sliding-cap", type=int, default=20_000,
+                    help="events for the general engine on sliding windows (slowest case)")
+    ap.add_argument("--append", action="store_true",
+                    help="keep the rows of other cases already in --output")
     args = ap.parse_args()
+    if args.table:
+        print(markdown_table(json.loads(args.output.read_text())))
+        return
     if args.one:
         case, kind, n, key_kind, tj = args.one
         print(json.dumps(run_case(case, kind, int(n), args.keys, args.batch, key_kind, tj == "1")))
         return
-    rows = []
+    selected = [c for c in args.cases.split(",") if c]
+    old_rows: list[dict[str, Any]] = []
+    if args.append and args.output.exists():
+        old_rows = [r for r in json.loads(args.output.read_text())["results"]
+                    if r["case"] not in selected]
+    rows: list[dict[str, Any]] = []
     plan: list[tuple[str, str, int, str, str]] = []
-    for case in CASES:
+    for case in selected:
         if qualifies(definition(case)):
             for key_kind in ("str", "int"):
                 for tj in ("0", "1"):
                     plan.append((case, "vectorized", args.events, key_kind, tj))
-        n_general = args.events if qualifies(definition(case)) else min(args.events, args.general_cap)
+        cap = args.sliding_cap if case == "sliding_final" else args.general_cap
+        n_general = args.events if qualifies(definition(case)) else min(args.events, cap)
         plan.append((case, "general", n_general, "str", "0"))
     for case, kind, n, key_kind, tj in plan:
         cmd = [sys.executable, __file__, "--keys", str(args.keys), "--batch", str(args.batch),
@@ -212,13 +246,19 @@ def main() -> None:
         row = json.loads(res.stdout.strip().splitlines()[-1])
         print(json.dumps(row), flush=True)
         rows.append(row)
+        write_results(args, old_rows + rows)  # after every case: a long run keeps what it has
+
+
+def write_results(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
+    order = {c: i for i, c in enumerate(CASES)}
+    rows = sorted(rows, key=lambda r: (order.get(r["case"], 99), r["engine"] != "vectorized"))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({
         "benchmark": "replay_throughput",
         "machine": {"python": platform.python_version(), "numpy": np.__version__,
                     "cpu": platform.processor() or platform.machine(), "cores_used": 1},
         "params": {"events": args.events, "keys": args.keys, "batch": args.batch,
-                   "general_cap": args.general_cap},
+                   "general_cap": args.general_cap, "sliding_cap": args.sliding_cap},
         "memory_note": "peak_rss_mb = resource.getrusage ru_maxrss (whole process, incl. input "
                        "data; baseline_rss_mb before the engine ran); peak_traced_mb = "
                        "tracemalloc peak of a separate untimed run",
