@@ -30,7 +30,6 @@ def overview_rows(items: list[JobOverview]) -> pd.DataFrame:
                 "desired": j.desired_state,
                 "active version": j.active_version,
                 "latest version": j.latest_version,
-                "store": j.active_store or fmt.NONE,
                 "rows/s": fmt.rate(o.rows_per_second),
                 "watermark": fmt.instant(o.watermark),
                 "watermark lag": fmt.lag(o.watermark_lag_ms),
@@ -39,6 +38,7 @@ def overview_rows(items: list[JobOverview]) -> pd.DataFrame:
                 "dead letters": o.dead_letters,
                 "last heartbeat": fmt.when(o.run.last_heartbeat_at if o.run else None),
                 "restarts": j.restart_count,
+                "store": j.active_store or fmt.NONE,
             }
         )
     return pd.DataFrame(rows)
