@@ -20,7 +20,7 @@ from jobs.engine.records import key_json
 from jobs.engine.state import EngineState, KeyState, WindowState, window_id
 from jobs.engine.vectorized.aggregates import CountAgg, ExtremeAgg, SumAgg
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE
-from jobs.engine.vectorized.store import group_pairs
+from jobs.engine.vectorized.store import first_occurrences, group_pairs
 
 if TYPE_CHECKING:
     from jobs.engine.vectorized.engine import VectorizedEngine
@@ -76,7 +76,7 @@ def to_engine_state(eng: VectorizedEngine) -> EngineState:
     if len(rows) == 0:
         return st
     gid = group_pairs(store.key[rows], ws)
-    first = np.unique(gid, return_index=True)[1]
+    first = first_occurrences(gid)
     k, s = store.key[rows[first]], ws[first]
     idx = eng._slices_of(k, s)
     accs = [_accs(agg, idx) for agg in store.aggs]

@@ -29,7 +29,7 @@ from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, SumAgg
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.qualify import qualification_problems
-from jobs.engine.vectorized.store import SliceStore, group_pairs
+from jobs.engine.vectorized.store import SliceStore, first_occurrences, group_pairs
 from jobs.engine.vectorized.values import Column, Unsupported, null_mask, numeric_column
 
 I64 = NDArray[np.int64]
@@ -162,7 +162,7 @@ class VectorizedEngine:
         if len(rows) == 0:
             return []
         gid = group_pairs(store.key[rows], ws)
-        first = np.unique(gid, return_index=True)[1]
+        first = first_occurrences(gid)
         k, s = store.key[rows[first]], ws[first]
         idx = self._slices_of(k, s)
         values = [agg.combine(idx) for agg in store.aggs]
@@ -429,7 +429,7 @@ class VectorizedEngine:
                 values = [agg.values(rows) for agg in store.aggs[1:]]
             else:
                 gid = group_pairs(store.key[rows], ws)
-                first = np.unique(gid, return_index=True)[1]
+                first = first_occurrences(gid)
                 k, s = store.key[rows[first]], ws[first]
                 order = self._order(k, s)
                 k, s = k[order], s[order]

@@ -47,6 +47,19 @@ def group_pairs(k: I64, s: I64) -> I64:
     return rank[gid]
 
 
+def first_occurrences(gid: I64) -> I64:
+    """Positions of the first occurrence of each id of :func:`group_pairs` (ids numbered in
+    order of first appearance, so a position is a first one iff its id exceeds all before it;
+    linear, no sort)."""
+    if len(gid) == 0:
+        return np.zeros(0, dtype=np.int64)
+    running = np.maximum.accumulate(gid)
+    new = np.empty(len(gid), dtype=bool)
+    new[0] = True
+    new[1:] = running[1:] > running[:-1]
+    return np.flatnonzero(new)
+
+
 class SliceStore:
     def __init__(self, geometry: Geometry, aggs: list[Agg]) -> None:
         self.geo = geometry
