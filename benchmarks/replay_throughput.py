@@ -214,6 +214,7 @@ def main() -> None:
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of cases")
     ap.add_argument("--sliding-cap", type=int, default=20_000,
                     help="events for the general engine on sliding windows (slowest case)")
+    ap.add_argument("--engines", default="vectorized,general", help="engines to run")
     ap.add_argument("--append", action="store_true",
                     help="keep the rows of other cases already in --output")
     args = ap.parse_args()
@@ -228,17 +229,18 @@ def main() -> None:
     old_rows: list[dict[str, Any]] = []
     if args.append and args.output.exists():
         old_rows = [r for r in json.loads(args.output.read_text())["results"]
-                    if r["case"] not in selected]
+                    if r["case"] not in selected or r["engine"] not in args.engines]
     rows: list[dict[str, Any]] = []
     plan: list[tuple[str, str, int, str, str]] = []
     for case in selected:
-        if qualifies(definition(case)):
+        if qualifies(definition(case)) and "vectorized" in args.engines:
             for key_kind in ("str", "int"):
                 for tj in ("0", "1"):
                     plan.append((case, "vectorized", args.events, key_kind, tj))
         cap = args.sliding_cap if case == "sliding_final" else args.general_cap
         n_general = args.events if qualifies(definition(case)) else min(args.events, cap)
-        plan.append((case, "general", n_general, "str", "0"))
+        if "general" in args.engines:
+            plan.append((case, "general", n_general, "str", "0"))
     for case, kind, n, key_kind, tj in plan:
         cmd = [sys.executable, __file__, "--keys", str(args.keys), "--batch", str(args.batch),
                "--one", case, kind, str(n), key_kind, tj]

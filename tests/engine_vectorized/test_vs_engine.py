@@ -52,7 +52,7 @@ def run(
     return canon(out), seen
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=definitions(), insts=instants(), data=st.data())
 def test_same_observable_behaviour_as_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
@@ -85,7 +85,7 @@ def odd_instants(draw: st.DrawFn, defn: Definition) -> list[Instant]:
     return insts
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=definitions(), data=st.data())
 def test_hand_over_to_general_engine_keeps_output_identical(
     defn: Definition, data: st.DataObject

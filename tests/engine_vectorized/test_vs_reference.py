@@ -60,7 +60,7 @@ def canon(out: list[dict[str, Any]]) -> list[str]:
     return [json.dumps(o, sort_keys=True) for o in out]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=definitions(), insts=instants(), data=st.data())
 def test_same_output_as_reference(defn: Definition, insts: list[Instant], data: st.DataObject) -> None:
     restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
