@@ -53,6 +53,7 @@ def test_outbox_event_starts_the_migration_dag_exactly_once(tmp_path: Path) -> N
 
     home = tmp_path / "home"
     settings = replace(Settings.from_env({"TIDEMARK_HOME": str(home)}), airflow_home=tmp_path / "airflow")
+    home.mkdir(parents=True)
     catalog_schema.upgrade(settings.db_url)
     t0 = time.time_ns() // 1_000_000 - 60_000
     extra = {
@@ -60,28 +61,36 @@ def test_outbox_event_starts_the_migration_dag_exactly_once(tmp_path: Path) -> N
         "FAKE_SOURCE_T0": str(t0), "FAKE_CHUNK_MS": "20000", "FAKE_HEARTBEAT_S": "0.2",
         "TIDEMARK_MIGRATION_POLL_S": "0.5", "TIDEMARK_STOP_TIMEOUT_MS": "5000",
     }
-    with Catalog(settings.db_url) as cat, start_local_airflow(
-        settings, port=_free_port(), extra_env=extra, timeout_s=300
-    ) as af:
-        cat.create_job(V1, "alice")
-        cat.set_desired_state("scores", "running", "alice")
-        af.cli("dags", "trigger", "tidemark_supervisor")  # on demand, not waiting for the minute
-        _wait(lambda: bool(cat.active_runs("scores")), 240, "the supervisor to start v1")
-        _wait(lambda: bool(cat.progress("scores", limit=1)), 60, "v1 to commit a batch")
+    try:
+        with Catalog(settings.db_url) as cat, start_local_airflow(
+            settings, port=_free_port(), extra_env=extra, timeout_s=300
+        ) as af:
+            cat.create_job(V1, "alice")
+            cat.set_desired_state("scores", "running", "alice")
+            af.cli("dags", "trigger", "tidemark_supervisor")  # on demand, not waiting for the minute
+            _wait(lambda: bool(cat.active_runs("scores")), 240, "the supervisor to start v1")
+            _wait(lambda: bool(cat.progress("scores", limit=1)), 60, "v1 to commit a batch")
 
-        cat.save_version("scores", V2, "bob", base_version=1)
-        cat.activate("scores", 2, "bob")  # new store: the catalog plans a migration (outbox)
-        _wait(lambda: cat.migrations("scores")[0].state == "done", 300, "the migration")
-        time.sleep(10)  # a second (wrong) run would have been created by now
+            cat.save_version("scores", V2, "bob", base_version=1)
+            cat.activate("scores", 2, "bob")  # new store: the catalog plans a migration (outbox)
+            _wait(lambda: cat.migrations("scores")[0].state == "done", 300, "the migration")
+            time.sleep(10)  # a second (wrong) run would have been created by now
 
-        runs = json.loads(af.cli("dags", "list-runs", "tidemark_migration", "-o", "json"))
-        assert len(runs) == 1, runs
-        assert runs[0]["state"] == "success"
-        assert runs[0]["run_type"] == "asset_triggered"
-        assert cat.pending_outbox() == []
-        assert cat.job("scores").active_version == 2
-        (run,) = cat.active_runs("scores")
-        assert run.version == 2
-        cat.set_desired_state("scores", "stopped", "alice")
-        af.cli("dags", "trigger", "tidemark_supervisor")
-        _wait(lambda: not cat.active_runs("scores"), 120, "the supervisor to stop the job")
+            out = af.cli("dags", "list-runs", "tidemark_migration", "-o", "json")
+            runs = json.loads(next(line for line in out.splitlines() if line.startswith("[")))
+            assert len(runs) == 1, runs
+            assert runs[0]["state"] == "success"
+            assert runs[0]["run_id"].startswith("asset_triggered__")  # started by the outbox event
+            assert cat.pending_outbox() == []
+            assert cat.job("scores").active_version == 2
+            (run,) = cat.active_runs("scores")
+            assert run.version == 2
+            cat.set_desired_state("scores", "stopped", "alice")
+            af.cli("dags", "trigger", "tidemark_supervisor")
+            _wait(lambda: not cat.active_runs("scores"), 120, "the supervisor to stop the job")
+    finally:  # never leave a job process behind, even when an assertion failed
+        from jobs.lifecycle.process import ProcessControl
+
+        pc = ProcessControl()
+        for pid in pc.job_processes("scores", settings.db_url):
+            pc.kill(pid, "scores", pc.host)
