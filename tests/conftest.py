@@ -12,3 +12,6 @@ import tempfile
 
 os.environ["TIDEMARK_HOME"] = tempfile.mkdtemp(prefix="tidemark-test-")
 os.environ.pop("TIDEMARK_DB_URL", None)
+
+# One throwaway PostgreSQL server per test session, shared by every folder that needs one.
+from pg import pg_server  # noqa: E402, F401

@@ -40,7 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except BrokenPipeError:  # `tidemark job show | head`: the reader left, nothing is wrong
+        sys.stderr.close()
+        return 0
     return code
 
 
