@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from pg import PgServer, pg_server  # noqa: F401  (session fixture)
+from pg import PgServer
 
 from jobs.catalog import Catalog
 from jobs.catalog import schema as catalog_schema
