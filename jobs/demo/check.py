@@ -72,6 +72,10 @@ class Tour:
         raise TourFailed(f"{name}: {why} within {timeout:.0f} s (last error: {last!r})", job)
 
 
+def post_json(url: str, body: dict[str, Any], *, token: str | None = None) -> Any:
+    return _get_json(url, token=token, body=body)
+
+
 def _get_json(url: str, *, token: str | None = None, body: dict[str, Any] | None = None,
               timeout: float = 10.0) -> Any:
     headers = {"Accept": "application/json"}
@@ -96,7 +100,7 @@ def read_state(settings: Settings) -> dict[str, Any] | None:
     return state
 
 
-def _airflow_password(settings: Settings, user: str) -> str:
+def airflow_password(settings: Settings, user: str) -> str:
     try:
         stored = json.loads((settings.airflow_home / "simple_auth_manager_passwords.json").read_text())
         return str(stored.get(user, "admin"))
@@ -107,7 +111,7 @@ def _airflow_password(settings: Settings, user: str) -> str:
 def _dags_active(airflow_url: str, settings: Settings) -> bool:
     user = os.environ.get("TIDEMARK_AIRFLOW_USER", "admin")
     token = _get_json(f"{airflow_url}/auth/token",
-                      body={"username": user, "password": _airflow_password(settings, user)})
+                      body={"username": user, "password": airflow_password(settings, user)})
     dags = _get_json(f"{airflow_url}/api/v2/dags?dag_id_pattern=tidemark",
                      token=token["access_token"])["dags"]
     active = {d["dag_id"] for d in dags if not d.get("is_paused")}

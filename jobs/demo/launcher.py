@@ -26,7 +26,7 @@ import yaml
 
 from jobs.catalog import Catalog, CatalogError
 from jobs.config import Settings
-from jobs.demo.check import STATE_FILE
+from jobs.demo.check import STATE_FILE, airflow_password
 from jobs.demo.generator import Generator
 from jobs.timeutil import SystemClock
 
@@ -126,7 +126,8 @@ def spawn(name: str, argv: list[str], log: Path, env: dict[str, str]) -> Child:
 def start_ui(settings: Settings, port: int, env: dict[str, str]) -> Child:
     argv = [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "app.py"),
             "--server.address", "127.0.0.1", "--server.port", str(port),
-            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--client.toolbarMode", "minimal"]
     return spawn("ui", argv, settings.home / "logs" / "ui.log", env)
 
 
@@ -202,6 +203,8 @@ def demo_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
       micro-batch alone can take two minutes, and a job killed while starting would restart
       forever. A process that dies is still noticed at the next supervisor run (its pid is
       gone); only a hung one waits longer.
+    - no backoff before a restart: the supervisor's one-minute cadence is backoff enough for a
+      demo, so a killed job is back at the next pass (the crash-loop limit still applies).
     """
     e = dict(os.environ if env is None else env)
     command = [sys.executable, "-m", "jobs.run", "{job}", "--version", "{version}",
@@ -209,7 +212,23 @@ def demo_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {
         "TIDEMARK_JOB_COMMAND": e.get("TIDEMARK_JOB_COMMAND", json.dumps(command)),
         "TIDEMARK_HEARTBEAT_TIMEOUT_MS": e.get("TIDEMARK_HEARTBEAT_TIMEOUT_MS", "300000"),
+        "TIDEMARK_BACKOFF_BASE_MS": e.get("TIDEMARK_BACKOFF_BASE_MS", "0"),
     }
+
+
+def trigger_supervisor(airflow_url: str, user: str, password: str) -> bool:
+    """Ask Airflow for a supervisor run now rather than at the next full minute (the scheduled
+    runs may also have fired while the api-server was still starting, and failed). Best effort:
+    the schedule starts the jobs anyway."""
+    from jobs.demo.check import post_json
+
+    try:
+        token = post_json(f"{airflow_url}/auth/token", {"username": user, "password": password})
+        post_json(f"{airflow_url}/api/v2/dags/tidemark_supervisor/dagRuns",
+                  {"logical_date": None, "conf": {}}, token=str(token["access_token"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return True
 
 
 def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
@@ -235,6 +254,9 @@ def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
         state = {"pid": os.getpid(), "ui_url": f"http://127.0.0.1:{ui_port}",
                  "airflow_url": f"http://127.0.0.1:{airflow_port}", "db_url": settings.db_url}
         (settings.home / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
+        airflow_user = os.environ.get("TIDEMARK_AIRFLOW_USER", "admin")
+        trigger_supervisor(str(state["airflow_url"]), airflow_user,
+                           airflow_password(settings, airflow_user))
     except BaseException:
         demo.stop()
         raise
@@ -263,13 +285,15 @@ def main(argv: list[str] | None = None) -> int:
         return run_tour(settings, scale=args.check_scale,
                         budget_s=args.check_budget or DEFAULT_BUDGET_S)
     demo = start(settings, ui_port=args.ui_port, airflow_port=args.airflow_port, tick_s=args.tick)
+    airflow_user = os.environ.get("TIDEMARK_AIRFLOW_USER", "admin")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     print(
         "\ntidemark demo is running\n"
         f"  UI       http://127.0.0.1:{args.ui_port}   login {DEMO_ADMIN[0]} / {DEMO_ADMIN[1]}\n"
-        f"  Airflow  http://127.0.0.1:{args.airflow_port}   login admin / admin\n"
+        f"  Airflow  http://127.0.0.1:{args.airflow_port}   login {airflow_user} / "
+        f"{airflow_password(settings, airflow_user)}\n"
         f"  data     {settings.home}\n"
         "Jobs start within a minute (the supervisor DAG runs every minute). Ctrl-C stops everything.",
         flush=True,
