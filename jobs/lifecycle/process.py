@@ -266,7 +266,7 @@ def _proc_session(pid: int) -> int | None:
 def _is_job_process(pid: int, job: str) -> bool:
     token = _proc_env_value(pid, JOB_ENV)
     if token is _UNREADABLE:
-        return True  # no /proc to check with: trust the pid
+        return True  # no /proc, or a process mid-exec: trust the pid
     if token is not None:
         return token == job
     try:
@@ -282,6 +282,10 @@ def _proc_env_value(pid: int, name: str) -> str | None | _Unreadable:
     except FileNotFoundError:
         return None if Path("/proc/self/environ").exists() else _UNREADABLE
     except OSError:
+        return _UNREADABLE
+    if not raw:
+        # a process still inside execve: its parent already returned from Popen (the exec
+        # error pipe closes early in execve) but the new environment is not mapped yet
         return _UNREADABLE
     prefix = name.encode() + b"="
     for item in raw.split(b"\0"):

@@ -17,10 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-DAGS = ROOT / "dags"
-FAKE = ROOT / "tests" / "lifecycle" / "fake_job.py"
+from dags_support import DAGS, FAKE
 
 _home = Path(tempfile.mkdtemp(prefix="tidemark-airflow-test-"))
 os.environ.update(

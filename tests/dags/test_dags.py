@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DAGS
+from dags_support import DAGS
 
 from jobs.catalog import Catalog
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import FAKE
+from dags_support import FAKE
 
 from jobs.catalog import Catalog
 from jobs.catalog import schema as catalog_schema

@@ -4,61 +4,24 @@ the real time (the fake jobs heartbeat on the real clock), and a supervisor that
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from lifecycle_support import FAKE, POLICY, Harness
 
 from jobs.catalog import Catalog
 from jobs.catalog import schema as catalog_schema
 from jobs.config import Settings
 from jobs.lifecycle.catalog_port import LifecycleCatalog
-from jobs.lifecycle.migration import Migrator
 from jobs.lifecycle.policy import RestartPolicy
 from jobs.lifecycle.process import ProcessControl
 from jobs.lifecycle.reconcile import Launcher, Supervisor
 from jobs.timeutil import ManualClock
-
-FAKE = str(Path(__file__).with_name("fake_job.py"))
-
-POLICY = RestartPolicy(
-    heartbeat_timeout_ms=60_000,
-    backoff_base_ms=10_000,
-    backoff_max_ms=40_000,
-    crash_loop_limit=2,
-    healthy_after_ms=300_000,
-    stop_timeout_ms=3_000,
-)
-
-
-def definition(name: str = "scores", size: str = "1m", fn: str = "sum") -> str:
-    return f"""\
-name: {name}
-key: team
-event_time: et
-window: {{type: tumbling, size: {size}}}
-aggregations:
-  - {{name: total, fn: {fn}, of: score}}
-sink: {{kind: catalog}}
-"""
-
-
-def hopping_mean(name: str = "scores") -> str:
-    """The new-store edit of :func:`definition`: hopping 2m/1m mean."""
-    return f"""\
-name: {name}
-key: team
-event_time: et
-window: {{type: hopping, size: 2m, step: 1m}}
-aggregations:
-  - {{name: total, fn: mean, of: score}}
-sink: {{kind: catalog}}
-"""
 
 
 @pytest.fixture(scope="session")
@@ -85,22 +48,6 @@ def catalog(db_url: str, clock: ManualClock) -> Iterator[Catalog]:
     cat = Catalog(db_url, clock=clock)
     yield cat
     cat.close()
-
-
-@dataclass
-class Harness:
-    catalog: Catalog
-    clock: ManualClock
-    db_url: str
-    home: Path
-    make: Callable[..., Supervisor]
-
-    def supervisor(self, mode: str = "run", **kw: object) -> Supervisor:
-        return self.make(mode=mode, **kw)
-
-    def migrator(self, mode: str = "run", **kw: object) -> Migrator:
-        sup = self.make(mode=mode, actor="airflow:migration", **kw)
-        return Migrator(sup, actor="airflow:migration")
 
 
 @pytest.fixture
@@ -131,22 +78,3 @@ def harness(catalog: Catalog, clock: ManualClock, db_url: str, tmp_path: Path) -
             pc.kill(pid, job, pc.host)
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 15.0, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def pid_alive(pid: int | None) -> bool:
-    """Running and not a zombie (without reaping it: the supervisor reads its exit status)."""
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"

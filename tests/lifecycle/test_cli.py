@@ -7,7 +7,7 @@ import json
 import sys
 
 import pytest
-from conftest import FAKE, definition, hopping_mean, wait_for
+from lifecycle_support import FAKE, definition, hopping_mean, wait_for
 
 from jobs.catalog import Catalog
 from jobs.cli import lifecycle_cmds

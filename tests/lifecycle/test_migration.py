@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import Harness, definition, hopping_mean, pid_alive, wait_for
+from lifecycle_support import Harness, definition, hopping_mean, pid_alive, wait_for
 
 from jobs.lifecycle.migration import rollback
 from jobs.lifecycle.outbox import poll_changes

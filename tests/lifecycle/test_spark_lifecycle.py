@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import wait_for
+from lifecycle_support import wait_for
 
 from jobs.catalog import Catalog
 from jobs.catalog import schema as catalog_schema

@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 
-from conftest import FAKE, POLICY, Harness, definition, pid_alive, wait_for
+from lifecycle_support import FAKE, POLICY, Harness, definition, pid_alive, wait_for
 
 from jobs.lifecycle.process import ProcessControl
 
