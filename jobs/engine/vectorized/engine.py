@@ -143,7 +143,7 @@ class VectorizedEngine:
         """``.snapshot()`` gives JSON data; after a hand-over, the general engine's state."""
         if self.general is not None:
             return self.general.state
-        return VectorizedState(self.snapshot())
+        return VectorizedState(engine=self)
 
     def open_windows(self) -> list[dict[str, Any]]:
         """Windows holding state, as :meth:`jobs.engine.Engine.open_windows` reports them:
@@ -506,17 +506,30 @@ class VectorizedEngine:
 
 
 class VectorizedState:
-    """The vectorized engine's state as the Engine API exposes it: ``snapshot()`` JSON data,
-    ``VectorizedState.restore(d)`` back (pass it as ``state=`` to a new engine)."""
+    """The vectorized engine's state as the Engine API exposes it. ``engine.state`` is a live
+    view (cheap: nothing is copied until ``snapshot()``); ``VectorizedState.restore(d)`` holds
+    snapshot data to pass as ``state=`` to a new engine."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(
+        self, data: dict[str, Any] | None = None, engine: VectorizedEngine | None = None
+    ) -> None:
         self._data = data
+        self._engine = engine
+
+    @property
+    def processing_time(self) -> int:
+        if self._engine is not None:
+            return self._engine.processing_time
+        assert self._data is not None
+        return int(self._data["processing_time"])
 
     def snapshot(self) -> dict[str, Any]:
-        return copy.deepcopy(self._data)
+        if self._engine is not None:
+            return self._engine.snapshot()
+        return copy.deepcopy(self._data) if self._data is not None else {}
 
     @classmethod
     def restore(cls, d: dict[str, Any]) -> VectorizedState:
         if d.get("engine") != "vectorized":
             raise EngineError("state: not a vectorized-engine snapshot")
-        return cls(copy.deepcopy(d))
+        return cls(data=copy.deepcopy(d))
