@@ -39,7 +39,7 @@ leftovers() {
         pid="${env#/proc/}"; pid="${pid%/environ}"
         exe="$(readlink "/proc/$pid/exe" 2>/dev/null)" || continue
         case "${exe##*/}" in python*|java) ;; *) continue ;; esac
-        if tr '\0' '\n' < "$env" 2>/dev/null | grep -qx "TIDEMARK_HOME=$HOME_DIR"; then
+        if { tr '\0' '\n' < "$env"; } 2>/dev/null | grep -qx "TIDEMARK_HOME=$HOME_DIR"; then
             echo "$pid"
         fi
     done

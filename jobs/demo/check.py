@@ -118,6 +118,18 @@ def _dags_active(airflow_url: str, settings: Settings) -> bool:
     return {"tidemark_supervisor", "tidemark_migration"} <= active
 
 
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def run_tour(settings: Settings, *, scale: float = 1.0, budget_s: float = DEFAULT_BUDGET_S) -> int:
     """Run every step; ``scale`` stretches each step's bound (slow machines), ``budget_s``
     bounds the whole tour. Returns the process exit code."""
@@ -125,7 +137,13 @@ def run_tour(settings: Settings, *, scale: float = 1.0, budget_s: float = DEFAUL
     state = read_state(settings)
     if state is None:
         print(f"  FAIL no running demo under TIDEMARK_HOME={settings.home} ({STATE_FILE} is "
-              "missing): start `make demo` first, with the same TIDEMARK_HOME", file=sys.stderr)
+              "missing): start `make demo` first, with the same TIDEMARK_HOME, or run "
+              "scripts/demo-ci.sh, which starts a demo of its own, tours it and stops it",
+              file=sys.stderr)
+        return 1
+    if not _alive(int(state.get("pid", 0))):
+        print(f"  FAIL the demo that wrote {settings.home / STATE_FILE} (pid {state.get('pid')}) "
+              "is not running any more: start `make demo` again", file=sys.stderr)
         return 1
     cat = Catalog(settings.db_url)
     tour = Tour(cat, scale=scale, budget_s=budget_s)
