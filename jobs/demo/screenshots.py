@@ -26,7 +26,7 @@ PAGES = (
     ("Recovery snapshots", "snapshots", "sensor_sessions"),
     ("Migrations", "migrations", None),
     ("Audit", "audit", None),
-    ("Define / edit", "define", None),
+    ("Define / edit", "define", "team_scores"),
 )
 """(sidebar title, file name, the job to pick in the page's "Job" box, if any)"""
 
@@ -75,6 +75,7 @@ def take(url: str, out: Path, user: str, password: str,
             page.get_by_text("Signed in as").wait_for(timeout=60_000)
             for title, slug, job in pages:
                 page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+                page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=60_000)
                 _settle(page)
                 if job is not None:
                     _choose_job(page, job)
