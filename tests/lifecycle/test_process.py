@@ -55,9 +55,15 @@ def test_crashed_process_is_dead_with_its_exit_code(tmp_path: Path) -> None:
 def test_stop_is_graceful_when_the_job_obeys_sigterm(tmp_path: Path) -> None:
     pc = ProcessControl()
     pid = _launch(pc, tmp_path, "nocatalog")
-    assert pc.stop(pid, "pjob", pc.host, timeout_ms=5_000) == "terminated"
-    assert pc.liveness(pid, "pjob", pc.host) == "dead"
-    assert pc.stop(pid, "pjob", pc.host, timeout_ms=5_000) == "not_running"  # idempotent
+    try:
+        # SIGTERM once the job is up (its handler installed), as a supervisor would
+        assert _wait_for(lambda: "mode nocatalog" in (tmp_path / "p.log").read_text())
+        assert pc.stop(pid, "pjob", pc.host, timeout_ms=5_000) == "terminated"
+        assert pc.liveness(pid, "pjob", pc.host) == "dead"
+        assert pc.stop(pid, "pjob", pc.host, timeout_ms=5_000) == "not_running"  # idempotent
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def test_stop_escalates_to_sigkill_after_the_timeout(tmp_path: Path) -> None:
