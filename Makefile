@@ -39,8 +39,10 @@ test-heavy: install system-deps
 demo: install
 	$(BIN)/python -m jobs.demo
 
+# Tours a running demo (same TIDEMARK_HOME) if there is one; otherwise starts its own on a
+# fresh home and free ports, tours it and stops it (what CI runs).
 demo-check: install
-	$(BIN)/python -m jobs.demo --check
+	@if [ -f "$${TIDEMARK_HOME:-data}/demo.json" ]; then $(BIN)/python -m jobs.demo --check; else bash scripts/demo-ci.sh; fi
 
 bench: install
 	$(BIN)/python benchmarks/replay_throughput.py
