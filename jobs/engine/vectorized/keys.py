@@ -45,6 +45,8 @@ class KeyTable:
         self._obj: NDArray[Any] = np.empty(0, dtype=object)
         self._json: NDArray[Any] = np.empty(0, dtype=object)
         self._rank: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._sorted_json: NDArray[Any] = np.empty(0, dtype=object)
+        """The key JSONs of the ranked codes, sorted (``json_rank`` merges new keys in)."""
         for k in keys:
             self.code_of(k)
 
@@ -82,16 +84,36 @@ class KeyTable:
         """Rank of each code's key JSON among all keys (recomputed only after new keys): panes
         that fire together are ordered by key JSON, and sorting 10k strings once beats sorting
         one string per pane."""
-        if len(self._rank) != len(self.values):
-            kj = self.json_array()
-            self._rank = np.empty(len(kj), dtype=np.int64)
-            self._rank[np.argsort(kj, kind="stable")] = np.arange(len(kj), dtype=np.int64)
-        return self._rank
+        n_old, n = len(self._rank), len(self.values)
+        if n_old == n:
+            return self._rank
+        # Incremental: sort only the new keys and merge them into the sorted JSON of the old
+        # ones (key JSONs are distinct, so ranks are a permutation). An old key moves up by
+        # the number of new keys before it; re-sorting all keys after every batch with a new
+        # key cost more than the rest of a tumbling replay's firing.
+        new = self.json_array()[n_old:]
+        order = np.argsort(new, kind="stable")
+        new_sorted = new[order]
+        ins = np.asarray(np.searchsorted(self._sorted_json, new_sorted), dtype=np.int64)
+        rank = np.empty(n, dtype=np.int64)
+        rank[:n_old] = self._rank + np.searchsorted(ins, self._rank, side="right")
+        rank[n_old + order] = ins + np.arange(len(new), dtype=np.int64)
+        self._sorted_json = np.insert(self._sorted_json, ins, new_sorted)
+        self._rank = rank
+        return rank
 
     def _codes_of(self, uniq: list[Any], kind: type) -> NDArray[np.int64]:
         table = self._codes.setdefault(kind, {})
         got = list(map(table.get, uniq))
-        if None in got:
+        if None in got and kind is str:
+            # distinct strings (factorize uniques): new ones get the next codes in one go
+            missing = [u for u, c in zip(uniq, got, strict=True) if c is None]
+            fresh = range(len(self.values), len(self.values) + len(missing))
+            table.update(zip(missing, fresh, strict=True))
+            self.values.extend(missing)
+            it = iter(fresh)
+            got = [next(it) if c is None else c for c in got]
+        elif None in got:
             got = [self.code_of(u) if c is None else c for u, c in zip(uniq, got, strict=True)]
         return np.array(got, dtype=np.int64)
 
@@ -100,6 +122,10 @@ class KeyTable:
         n = len(keys)
         if n == 0:
             return np.zeros(0, dtype=np.int64)
+        if not isinstance(keys, np.ndarray) and type(keys[0]) is str:
+            fast = self._encode_strings(keys)
+            if fast is not None:
+                return fast
         if isinstance(keys, np.ndarray) and keys.dtype != object:
             arr: NDArray[Any] = keys
             kinds = {type(arr[0].item())}
@@ -135,3 +161,17 @@ class KeyTable:
                     (self.code_of(u) for u in uniq_list), dtype=np.int64, count=len(uniq_list)
                 )
         return mapping[local]
+
+    def _encode_strings(self, keys: Sequence[Any]) -> NDArray[np.int64] | None:
+        """Codes of a batch that is probably all strings, or None when it is not.
+
+        Why: checking every key's type first costs as much as the hashing. Factorizing first is
+        exact for strings: no non-string JSON scalar equals a string, so a non-string key would
+        show up as its own unique value, and null / NaN keys as the sentinel -1; checking the
+        (few) uniques and the sentinel therefore proves that every key is a string."""
+        local, uniques = pd.factorize(np.asarray(keys, dtype=object), use_na_sentinel=True)
+        local = np.asarray(local, dtype=np.int64)
+        uniq_list: list[Any] = uniques.tolist()
+        if int(local.min()) < 0 or set(map(type, uniq_list)) != {str}:
+            return None
+        return self._codes_of(uniq_list, str)[local]
