@@ -20,6 +20,12 @@ from ui import fmt
 TIMING_COLORS = {"EARLY": "#f2a900", "ON_TIME": "#2e7d32", "LATE": "#c62828"}
 
 
+# accepted late records blue, dropped ones red, the same on every late-data chart
+_LATE_COLOR = alt.Color(
+    "late:N", scale=alt.Scale(domain=["accepted", "dropped"], range=["#1565c0", "#c62828"])
+)
+
+
 def _ts(ms: int | None) -> Any:
     return None if ms is None else pd.Timestamp(ms_to_datetime(ms))
 
@@ -98,9 +104,7 @@ def late_windows_chart(rows: Sequence[dict[str, Any]]) -> alt.Chart:
         .encode(
             x=alt.X("window_start:T", title="window start"),
             y=alt.Y("sum(records):Q", title="late records"),
-            color=alt.Color(
-                "late:N", scale=alt.Scale(domain=["accepted", "dropped"], range=["#1565c0", "#c62828"])
-            ),
+            color=_LATE_COLOR,
             tooltip=["window_start:T", "key:N", "late:N", "records:Q"],
         )
         .properties(height=260)
@@ -120,9 +124,7 @@ def late_time_chart(rows: Sequence[dict[str, Any]]) -> alt.Chart:
         .encode(
             x=alt.X("recorded_at:T", title="recorded at"),
             y=alt.Y("records:Q", title="late records per batch"),
-            color=alt.Color(
-                "late:N", scale=alt.Scale(domain=["accepted", "dropped"], range=["#1565c0", "#c62828"])
-            ),
+            color=_LATE_COLOR,
             tooltip=["batch_id:Q", "recorded_at:T", "late:N", "records:Q"],
         )
         .properties(height=260)
