@@ -23,6 +23,9 @@ SAFE_INT = 2**62
 class Agg(Protocol):
     name: str
     needs_numbers: bool
+    PARTS: tuple[tuple[str, Any], ...]
+    """(attribute, value of an empty row) of each per-row array (the dense store resets,
+    re-lays out and gathers them generically)."""
 
     def precheck(self, col: Column | None) -> None: ...
     def extend(self, n: int) -> None: ...
@@ -42,6 +45,7 @@ class CountAgg:
     """``count`` (of records, or of non-null values of an expression)."""
 
     needs_numbers = False
+    PARTS: tuple[tuple[str, Any], ...] = (("n", 0),)
 
     def __init__(self, name: str, counts_records: bool) -> None:
         self.name = name
@@ -79,6 +83,7 @@ class SumAgg:
     """``sum`` and ``mean``: an int running sum until the first float, then a float one."""
 
     needs_numbers = True
+    PARTS: tuple[tuple[str, Any], ...] = (("isum", 0), ("fsum", 0.0), ("has_float", False), ("nn", 0))
 
     def __init__(self, name: str, mean: bool) -> None:
         self.name = name
@@ -190,6 +195,7 @@ class ExtremeAgg:
     an int, and the winner's arrival number (ties keep the earliest)."""
 
     needs_numbers = True
+    PARTS: tuple[tuple[str, Any], ...] = (("v", 0.0), ("is_int", False), ("seq", -1))
 
     def __init__(self, name: str, is_max: bool) -> None:
         self.name = name

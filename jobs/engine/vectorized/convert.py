@@ -35,7 +35,7 @@ def _wm(v: int) -> int | None:
 
 
 def to_engine_state(eng: VectorizedEngine) -> EngineState:
-    store = eng.store
+    store = eng._sparse_store()
     st = EngineState(
         processing_time=eng.processing_time,
         watermark=None if eng.key_scope else _wm(eng.wm),
@@ -78,7 +78,7 @@ def to_engine_state(eng: VectorizedEngine) -> EngineState:
     gid = group_pairs(store.key[rows], ws)
     first = first_occurrences(gid)
     k, s = store.key[rows[first]], ws[first]
-    idx = eng._slices_of(k, s)
+    idx = eng._slices_of(k, s, store)
     accs = [_accs(agg, idx) for agg in store.aggs]
     elements = accs[0]
     wm_k = eng.key_wm[k] if eng.key_scope else np.full(len(k), eng.wm)

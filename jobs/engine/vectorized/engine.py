@@ -29,6 +29,7 @@ from jobs.engine.errors import EngineError
 from jobs.engine.records import Emission, LateRecord, RecordBatch, key_json
 from jobs.engine.state import EngineState
 from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, SumAgg
+from jobs.engine.vectorized.dense import DenseStore, dense_eligible
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.panes import final_panes
@@ -125,7 +126,12 @@ class VectorizedEngine:
         self.seq = 0
         self.processing_time = 0
         self.ended = False
-        self.store = SliceStore(self.geo, _make_aggs(defn))
+        self.store: SliceStore | DenseStore = (
+            DenseStore(self.geo, _make_aggs(defn))
+            if dense_eligible(self.geo, self.key_scope)
+            else SliceStore(self.geo, _make_aggs(defn))
+        )
+        self._by_rank = np.zeros(0, dtype=np.int64)
         self.late_totals_by_key: dict[str, list[Any]] = {}
         """key JSON -> [key, accepted, dropped] since the state began."""
         self.late_deltas: dict[str, list[Any]] = {}
@@ -169,7 +175,7 @@ class VectorizedEngine:
         ordered by key JSON then start; nothing has been emitted from them yet (final)."""
         if self.general is not None:
             return self.general.open_windows()
-        store = self.store
+        store = self._sparse_store()
         if len(store) == 0 or self.ended:
             return []
         starts, valid = self.geo.window_starts(store.start)
@@ -183,7 +189,7 @@ class VectorizedEngine:
         gid = group_pairs(store.key[rows], ws)
         first = first_occurrences(gid)
         k, s = store.key[rows[first]], ws[first]
-        idx = self._slices_of(k, s)
+        idx = self._slices_of(k, s, store)
         values = [agg.combine(idx) for agg in store.aggs]
         kjs = [key_json(self.keys.values[c]) for c in k.tolist()]
         out = []
@@ -254,10 +260,10 @@ class VectorizedEngine:
         seq = np.arange(self.seq, self.seq + n, dtype=np.int64)
         self.seq += n
         if accept is None or accept.all():
-            self.store.add(codes, sl, cols, seq)
+            self._add(codes, sl, cols, seq)
         else:
             sub = {name: _subset(c, accept) for name, c in cols.items()}
-            self.store.add(codes[accept], sl[accept], sub, seq[accept])
+            self._add(codes[accept], sl[accept], sub, seq[accept])
         np.maximum.at(self.key_max_t, codes, t)
         tmax = int(t.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
@@ -297,6 +303,24 @@ class VectorizedEngine:
         return self._raise_all(WM_INF)
 
     # ------------------------------------------------------------------ internals
+
+    def _add(self, k: I64, s: I64, cols: dict[str, Column | None], seq: I64) -> None:
+        store = self.store
+        if isinstance(store, DenseStore):
+            if store.add(k, s, cols, seq, len(self.keys)):
+                return
+            # the cells would exceed the dense budget: sparse from now on, same state
+            sparse = store.to_sparse()
+            self.store = sparse
+            sparse.add(k, s, cols, seq)
+            return
+        store.add(k, s, cols, seq)
+
+    def _sparse_store(self) -> SliceStore:
+        """The state as a sparse store (a converted copy when the dense store is in use), for
+        the rare paths (open windows, hand-over) written once, against rows."""
+        store = self.store
+        return store.to_sparse() if isinstance(store, DenseStore) else store
 
     def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
         """Convert the state to the general engine's and let it run from now on (this batch
@@ -400,13 +424,13 @@ class VectorizedEngine:
         row = self.late_deltas.setdefault(f"{kj}|{start}|{end}", [key, start, end, 0, 0])
         row[3 + slot] += 1
 
-    def _slices_of(self, k: I64, s: I64) -> NDArray[np.int64]:
+    def _slices_of(self, k: I64, s: I64, store: SliceStore) -> NDArray[np.int64]:
         """Store rows of every slice of each window (k, s): shape (windows, slices), -1 absent."""
         g = self.geo.slice_width
         offs = np.arange(self.geo.slices_per_window, dtype=np.int64) * g
         qs = (s[:, None] + offs[None, :]).ravel()
         qk = np.repeat(k, len(offs))
-        return self.store.lookup(qk, qs).reshape(len(k), len(offs))
+        return store.lookup(qk, qs).reshape(len(k), len(offs))
 
     def _window_id(self, code: int, start: int) -> tuple[Any, int | None, int | None]:
         key = self.keys.values[code]
@@ -424,6 +448,9 @@ class VectorizedEngine:
     def _fire(self, old: I64 | int, new: I64 | int) -> list[Emission]:
         """Emit every window whose expiry lies in (old, new]; drop slices no longer needed."""
         store = self.store
+        if isinstance(store, DenseStore):
+            assert not isinstance(old, np.ndarray) and not isinstance(new, np.ndarray)
+            return self._fire_dense(store, int(old), int(new))
         if len(store) == 0:
             return []
         if self.key_scope:
@@ -452,11 +479,70 @@ class VectorizedEngine:
                 k, s = store.key[rows[first]], ws[first]
                 order = self._order(k, s)
                 k, s = k[order], s[order]
-                idx = self._slices_of(k, s)
+                idx = self._slices_of(k, s, store)
                 values = [agg.combine(idx) for agg in store.aggs[1:]]
             emitted = self._panes(k, s, values)
         last_exp = exp[:, 0]
         store.keep(last_exp > n_rows)
+        return emitted
+
+    def _codes_by_rank(self) -> I64:
+        """Key codes in key-JSON order (the inverse of ``json_rank``), cached per key count."""
+        n = len(self.keys)
+        if len(self._by_rank) != n:
+            by_rank = np.empty(n, dtype=np.int64)
+            by_rank[self.keys.json_rank()] = np.arange(n, dtype=np.int64)
+            self._by_rank = by_rank
+        return self._by_rank
+
+    def _fire_dense(self, store: DenseStore, old: int, new: int) -> list[Emission]:
+        """``_fire`` on the dense store (global watermark): the fired window starts are found
+        from the few live slots; each fired window's keys are the non-empty cells of its slots,
+        taken in key-JSON order, so no sort or lookup is needed."""
+        if new == old or not store.slot_of:
+            return []
+        geo = self.geo
+        live = store.live_slots()
+        ss = store.slot_start[live]
+        starts, valid = geo.window_starts(ss)
+        exp = geo.expiry(starts.ravel()).reshape(starts.shape)
+        fire = valid & (exp > old) & (exp <= new)
+        emitted: list[Emission] = []
+        if fire.any():
+            cap = store.cap
+            spw = geo.slices_per_window
+            elements = store.elements.reshape(store.n_slots, cap)
+            by_rank = self._codes_by_rank()
+            offs = np.arange(spw, dtype=np.int64) * geo.slice_width
+            ks: list[I64] = []
+            ss_out: list[I64] = []
+            idxs: list[I64] = []
+            for w in np.unique(starts[fire]).tolist():  # ascending start = ascending end
+                slots = np.array(
+                    [store.slot_of.get(x, -1) for x in (w + offs).tolist()], dtype=np.int64
+                )
+                have = slots[slots >= 0]
+                # a key's window fired iff it has a record in one of the window's slices
+                present = np.asarray(elements[have].any(axis=0), dtype=np.bool_)
+                codes = by_rank[present[by_rank]]
+                idx = slots[None, :] * cap + codes[:, None]
+                if len(have) < spw:
+                    idx[:, slots < 0] = -1
+                ks.append(codes)
+                ss_out.append(np.full(len(codes), w, dtype=np.int64))
+                idxs.append(idx)
+            k = np.concatenate(ks)
+            s = np.concatenate(ss_out)
+            idx2 = np.concatenate(idxs)
+            if spw == 1:
+                values = [agg.values(idx2[:, 0]) for agg in store.aggs[1:]]
+            else:
+                values = [agg.combine(idx2) for agg in store.aggs[1:]]
+            emitted = self._panes(k, s, values)
+        last_exp = exp[:, 0]
+        dead = live[last_exp <= new]
+        if len(dead):
+            store.release(dead)
         return emitted
 
     def _panes(self, k: I64, s: I64, values: list[list[Any]]) -> list[Emission]:
@@ -517,7 +603,11 @@ class VectorizedEngine:
             self.ended = bool(d["ended"])
             self.seq = int(d["seq"])
             self.processing_time = int(d["processing_time"])
-            self.store.load(d["store"])
+            sparse = SliceStore(self.geo, _make_aggs(self.defn))
+            sparse.load(d["store"])
+            self.store = sparse
+            if dense_eligible(self.geo, self.key_scope):
+                self.store = DenseStore.from_sparse(sparse, len(self.keys)) or sparse
             self.late_totals_by_key = {k: list(v) for k, v in d["late_totals"].items()}
             self.late_deltas = {k: list(v) for k, v in d["late_deltas"].items()}
         except (KeyError, TypeError, ValueError) as exc:
