@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from jobs.engine.errors import EngineError
 from jobs.engine.records import Key
 
 SNAPSHOT_VERSION = 1
+PACKED_VERSION = 2
+"""Version of :meth:`EngineState.pack`'s positional layout (not a snapshot version)."""
 
 
 @dataclass(slots=True)
@@ -55,6 +58,11 @@ class WindowState:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WindowState:
         return cls(**d)
+
+
+WINDOW_FIELDS = tuple(f.name for f in fields(WindowState))
+"""The positional layout of a window in :meth:`EngineState.pack` (the constructor's order)."""
+_window_row = attrgetter(*WINDOW_FIELDS)
 
 
 @dataclass(slots=True)
@@ -171,6 +179,56 @@ class EngineState:
             )
         except (KeyError, TypeError) as exc:
             raise EngineError(f"state snapshot is malformed: {exc!r}") from exc
+
+    def pack(self) -> list[Any]:
+        """The state as compact JSON data for a host to encode at once: positional rows
+        instead of one dict per window and key, and NO copy (the rows share the state's lists,
+        so encode them before the engine runs again). ``EngineState.unpack(pack())`` is this
+        state exactly (same snapshot, same dict orders).
+
+        Layout: ``[PACKED_VERSION, processing_time, watermark, ended, idle_base, idle_base_pt,
+        max_event_time, seq, keys, late_deltas]``; ``keys`` = ``[key json, key, records,
+        watermark, idle_base, idle_base_pt, max_event_time, late_accepted, late_dropped,
+        windows]`` per key, ``windows`` = one row per window in ``WINDOW_FIELDS`` order.
+        """
+        row = _window_row
+        return [
+            PACKED_VERSION, self.processing_time, self.watermark, self.ended, self.idle_base,
+            self.idle_base_pt, self.max_event_time, self.seq,
+            [
+                [kj, ks.key, ks.records, ks.watermark, ks.idle_base, ks.idle_base_pt,
+                 ks.max_event_time, ks.late_accepted, ks.late_dropped,
+                 [row(w) for w in ks.windows.values()]]
+                for kj, ks in self.keys.items()
+            ],
+            self.late_deltas,
+        ]
+
+    @classmethod
+    def unpack(cls, p: list[Any]) -> EngineState:
+        """The state :meth:`pack` described, taking ownership of ``p``'s lists (pass data
+        just decoded, not the live rows of another state)."""
+        if not isinstance(p, list) or not p or p[0] != PACKED_VERSION:
+            version = p[0] if isinstance(p, list) and p else None
+            raise EngineError(f"packed state version {version!r} is not {PACKED_VERSION}")
+        try:
+            (_, processing_time, watermark, ended, idle_base, idle_base_pt, max_event_time,
+             seq, keys, late_deltas) = p
+            ws = WindowState
+            out: dict[str, KeyState] = {}
+            for kj, key, records, kwm, kib, kibpt, kmax, acc, drop, rows in keys:
+                windows: dict[int, WindowState] = {}
+                for r in rows:
+                    w = ws(*r)
+                    windows[NO_START if w.start is None else w.start] = w
+                out[kj] = KeyState(key, windows, records, kwm, kib, kibpt, kmax, acc, drop)
+            return cls(
+                processing_time=processing_time, watermark=watermark, ended=ended,
+                idle_base=idle_base, idle_base_pt=idle_base_pt, max_event_time=max_event_time,
+                seq=seq, keys=out, late_deltas=dict(late_deltas),
+            )
+        except (ValueError, TypeError) as exc:
+            raise EngineError(f"packed state is malformed: {exc!r}") from exc
 
     @property
     def window_count(self) -> int:

@@ -18,19 +18,29 @@ Order inside one call, chosen so that panes equal replay's: first advance the wa
 batch's (firing windows that earlier batches' records closed, with the processing time of the
 batch that advanced it, as replay does), then ingest the batch's records.
 
-State blob: the engine's JSON snapshot, zlib-compressed, in a ValueState ``engine``. Emissions
-leave as rows ``kind`` = pane / late / late_count.
+State blob, in a ValueState ``engine`` (see :func:`encode_state` / :func:`decode_state`): a
+tag byte, a 16-byte token (unique per save), then MessagePack of the general engine's packed
+state (``EngineState.pack``, tag 1) or of any other engine's JSON snapshot (tag 2). Blobs
+written before these tags (zlib-compressed JSON snapshots, first byte 0x78) still restore, and
+state MessagePack cannot hold (integers beyond 64 bits, unpaired surrogates) is still written
+that way. RocksDB compresses the store itself, so the blob is not compressed again.
+
+Emissions leave as rows ``kind`` = pane / late / late_count.
 """
 
 from __future__ import annotations
 
+import gc
 import json
+import math
+import os
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from jobs.definition.model import Definition
+from jobs.engine.records import Pane, jsonable, key_json
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column
 from jobs.spark.plan import SHIFT_FLOOR
@@ -134,31 +144,146 @@ def _column(series: pd.Series, integral: bool) -> Any:
     return [_plain(v) for v in values.tolist()]
 
 
-def _emission_rows(emissions: list[Any], late_counts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from jobs.engine.records import key_json
+_JSON_CONST = {True: "true", False: "false"}
 
-    rows: list[dict[str, Any]] = []
-    empty = dict.fromkeys(OUT_COLUMNS)
-    for seq, e in enumerate(emissions):
-        obj = e.to_json()
-        if obj["type"] == "pane":
-            rows.append({
-                **empty, "kind": "pane", "seq": seq, "key": key_json(obj["key"]),
-                "window_start": obj["window_start"], "window_end": obj["window_end"],
-                "first_event_time": obj.get("first_event_time"),
-                "last_event_time": obj.get("last_event_time"), "timing": obj["timing"],
-                "pane_index": obj["pane_index"], "is_first": obj["is_first"],
-                "is_last": obj["is_last"], "retraction": obj["retraction"],
-                "values": json.dumps(obj["values"], separators=(",", ":"), ensure_ascii=False),
-                "emitted_at": obj["emitted_at"], "watermark": obj["watermark"],
-            })
+
+def _values_text(values: dict[str, Any], prefixes: dict[str, str]) -> str:
+    """``json.dumps(jsonable(values), separators=(",", ":"), ensure_ascii=False)``, exactly,
+    without the encoder for the common case (plain ints, finite floats, strings, nulls)."""
+    parts = []
+    for name, v in values.items():
+        pre = prefixes.get(name)
+        if pre is None:
+            pre = prefixes[name] = json.dumps(name, ensure_ascii=False) + ":"
+        t = type(v)
+        if t is int:
+            parts.append(pre + int.__repr__(v))
+        elif t is float and math.isfinite(v):
+            parts.append(pre + float.__repr__(v))
+        elif v is None:
+            parts.append(pre + "null")
+        elif t is bool:
+            parts.append(pre + _JSON_CONST[v])
+        elif t is str:
+            parts.append(pre + json.dumps(v, ensure_ascii=False))
         else:
-            rows.append({**empty, "kind": obj["type"], "seq": seq,
-                         "payload": json.dumps(obj, ensure_ascii=False, default=str)})
-    for c in late_counts:
-        rows.append({**empty, "kind": "late_count", "seq": len(rows),
-                     "payload": json.dumps(c, ensure_ascii=False, default=str)})
-    return rows
+            return json.dumps(jsonable(values), separators=(",", ":"), ensure_ascii=False)
+    return "{" + ",".join(parts) + "}"
+
+
+def _emission_columns(emissions: list[Any], late_counts: list[dict[str, Any]]
+                      ) -> dict[str, list[Any]]:
+    """The output rows as columns (``OUT_COLUMNS``), built from the emissions' fields; a pane
+    row holds exactly what its ``to_json()`` holds (key and values as canonical JSON text),
+    other rows their ``to_json()`` as ``payload``."""
+    n = len(emissions) + len(late_counts)
+    cols: dict[str, list[Any]] = {c: [None] * n for c in OUT_COLUMNS}
+    kind, seq, key, ws, we = cols["kind"], cols["seq"], cols["key"], cols["window_start"], cols["window_end"]
+    fet, let, timing, pidx = (cols["first_event_time"], cols["last_event_time"], cols["timing"],
+                              cols["pane_index"])
+    first, last, retr, vals = cols["is_first"], cols["is_last"], cols["retraction"], cols["values"]
+    emitted, wmk, payload = cols["emitted_at"], cols["watermark"], cols["payload"]
+    keys: dict[tuple[type, Any], str] = {}
+    prefixes: dict[str, str] = {}
+    for i, e in enumerate(emissions):
+        seq[i] = i
+        if type(e) is Pane:
+            kind[i] = "pane"
+            k = e.key
+            kt = keys.get((type(k), k))
+            if kt is None:
+                kt = keys[(type(k), k)] = key_json(jsonable(k))
+            key[i] = kt
+            ws[i] = e.window_start
+            we[i] = e.window_end
+            if e.first_event_time is not None:
+                fet[i] = e.first_event_time
+                let[i] = e.last_event_time
+            timing[i] = e.timing
+            pidx[i] = e.pane_index
+            first[i] = e.is_first
+            last[i] = e.is_last
+            retr[i] = e.retraction
+            vals[i] = _values_text(e.values, prefixes)
+            emitted[i] = e.emitted_at
+            wmk[i] = e.watermark
+        else:
+            obj = e.to_json()
+            kind[i] = obj["type"]
+            payload[i] = json.dumps(obj, ensure_ascii=False, default=str)
+    for j, c in enumerate(late_counts, start=len(emissions)):
+        kind[j] = "late_count"
+        seq[j] = j
+        payload[j] = json.dumps(c, ensure_ascii=False, default=str)
+    return cols
+
+
+def _emission_frame(emissions: list[Any], late_counts: list[dict[str, Any]]
+                    ) -> pd.DataFrame | None:
+    import pandas as pd
+
+    if not emissions and not late_counts:
+        return None
+    return pd.DataFrame(_emission_columns(emissions, late_counts), columns=OUT_COLUMNS)
+
+
+# ------------------------------------------------------------------ state blob
+
+BLOB_PACKED = 1
+"""Tag: MessagePack of ``EngineState.pack()`` (the general engine)."""
+BLOB_SNAPSHOT = 2
+"""Tag: MessagePack of ``state.snapshot()`` (any other engine state)."""
+TOKEN_BYTES = 16
+
+
+def encode_state(state: Any) -> tuple[bytes, bytes | None]:
+    """The blob for ``state`` and its token (``None`` for the legacy zlib-JSON fallback)."""
+    import msgspec
+
+    from jobs.engine.state import EngineState
+
+    token = os.urandom(TOKEN_BYTES)
+    try:
+        if isinstance(state, EngineState):
+            body = msgspec.msgpack.encode(state.pack())
+            tag = BLOB_PACKED
+        else:
+            body = msgspec.msgpack.encode(state.snapshot())
+            tag = BLOB_SNAPSHOT
+    except (OverflowError, UnicodeEncodeError, TypeError):
+        # not representable in MessagePack: the JSON snapshot (exact for any JSON data)
+        return zlib.compress(json.dumps(state.snapshot(), separators=(",", ":")).encode(), 1), None
+    return bytes((tag,)) + token + body, token
+
+
+def blob_token(blob: bytes) -> bytes | None:
+    """The token a tagged blob carries (``None`` for a legacy blob)."""
+    if blob[:1] in (b"\x01", b"\x02"):
+        return bytes(blob[1:1 + TOKEN_BYTES])
+    return None
+
+
+def decode_state(blob: bytes, state_cls: Any) -> Any:
+    """The engine state a blob holds, for ``make_engine``: an ``EngineState`` for a tag-1 blob
+    (the general engine's, also after a vectorized engine handed over to it), else restored
+    by ``state_cls`` (the state class of the engine ``make_engine`` picks for the definition),
+    as before the tags."""
+    import msgspec
+
+    from jobs.engine.errors import EngineError
+    from jobs.engine.state import EngineState
+
+    blob = bytes(blob)
+    tag = blob[0] if blob else None
+    if tag == BLOB_PACKED:
+        return EngineState.unpack(msgspec.msgpack.decode(blob[1 + TOKEN_BYTES:]))
+    if tag == BLOB_SNAPSHOT:
+        return _restore(state_cls, msgspec.msgpack.decode(blob[1 + TOKEN_BYTES:]))
+    try:
+        snap = json.loads(zlib.decompress(blob))
+    except (zlib.error, ValueError) as exc:
+        raise EngineError(f"engine state blob is not readable (first byte {tag!r})") from exc
+    return _restore(state_cls, snap)
 
 
 def previous_batch_time(cfg: HostConfig) -> int | None:
@@ -196,6 +321,19 @@ def _restore(state_cls: Any, snap: dict[str, Any]) -> Any:
         return state_cls.restore(snap)
 
 
+def _without_gc(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` with the cyclic GC paused: one call builds and drops hundreds of thousands
+    of small containers (the restored state, panes, output columns), none of them in a cycle,
+    and every collection they would trigger re-scans the whole live state."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return fn(*args)
+    finally:
+        if was:
+            gc.enable()
+
+
 def make_processor(cfg: HostConfig, shift: int) -> Any:
     """A StatefulProcessor class instance for ``cfg`` (built lazily: pyspark import)."""
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
@@ -214,15 +352,12 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
 
             eng = make_engine(cfg.defn, None, self.mode)
             if self.state.exists():
-                blob = self.state.get()[0]
-                snap = json.loads(zlib.decompress(bytes(blob)))
-                eng = make_engine(cfg.defn, _restore(type(eng.state), snap), self.mode)
+                state = decode_state(self.state.get()[0], type(eng.state))
+                eng = make_engine(cfg.defn, state, self.mode)
             return eng
 
         def _save(self, eng: Any) -> None:
-            blob = zlib.compress(
-                json.dumps(eng.state.snapshot(), separators=(",", ":")).encode(), 1
-            )
+            blob, _ = encode_state(eng.state)
             self.state.update((blob,))
 
         def _watermark(self, timer_values: Any) -> int | None:
@@ -249,32 +384,29 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
             self.handle.registerTimer(max(int(timer_values.getCurrentWatermarkInMs()), 0) + 1)
 
         def _finish(self, emissions: list[Any], eng: Any, timer_values: Any
-                    ) -> Iterator[pd.DataFrame]:
+                    ) -> pd.DataFrame | None:
             """Drain late counts (before saving: the deltas must not be restored and counted
-            again next batch), save the state, re-arm the timer, then emit."""
-            import pandas as pd
-
-            rows = _emission_rows(emissions, eng.drain_late_counts())
+            again next batch), save the state, re-arm the timer; the output rows."""
+            frame = _emission_frame(emissions, eng.drain_late_counts())
             self._save(eng)
             self._rearm(timer_values)
-            if rows:
-                yield pd.DataFrame(rows, columns=OUT_COLUMNS)
+            return frame
 
-        def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N803
+        def _input_rows(self, rows: Any, timer_values: Any) -> pd.DataFrame | None:
             import numpy as np
             import pandas as pd
 
             from jobs.engine.records import RecordBatch
 
             eng = self._load()
-            out = self._catch_up(eng, timerValues)
+            out = self._catch_up(eng, timer_values)
             frame = pd.concat(list(rows), ignore_index=True)
             # pyspark renames columns that start with "__" (to "_<position>"): go by position
             frame.columns = list(cfg.input_columns)
             if cfg.arrival:
                 pt = int(frame[ARRIVAL].max())
             else:
-                pt = int(timerValues.getCurrentProcessingTimeInMs())
+                pt = int(timer_values.getCurrentProcessingTimeInMs())
             columns: dict[str, Any] = {}
             for i, (name, has) in enumerate(zip(cfg.agg_names, cfg.agg_has_input, strict=True)):
                 if has:
@@ -289,15 +421,25 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
                 processing_time=pt,
             )
             out.extend(eng.ingest(batch))
-            yield from self._finish(out, eng, timerValues)
+            return self._finish(out, eng, timer_values)
 
-        def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Any:  # noqa: N803
+        def _expired_timer(self, timer_values: Any) -> pd.DataFrame | None:
             eng = self._load()
-            out = self._catch_up(eng, timerValues)
+            out = self._catch_up(eng, timer_values)
             if not cfg.arrival:
                 out.extend(eng.advance_processing_time(
-                    int(timerValues.getCurrentProcessingTimeInMs())))
-            yield from self._finish(out, eng, timerValues)
+                    int(timer_values.getCurrentProcessingTimeInMs())))
+            return self._finish(out, eng, timer_values)
+
+        def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N803
+            frame = _without_gc(self._input_rows, rows, timerValues)
+            if frame is not None:
+                yield frame
+
+        def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Any:  # noqa: N803
+            frame = _without_gc(self._expired_timer, timerValues)
+            if frame is not None:
+                yield frame
 
         def close(self) -> None:
             pass

@@ -80,3 +80,167 @@ def test_spark_analyzer_rejects_with_field_name(spark: Any, tmp_path: Path,
         runner.build()
     assert err.value.field == "aggregations[1].of"
     assert "numeric" in str(err.value)
+
+
+# ------------------------------------------------------------ host pieces (no Spark needed)
+
+def _engine_with_state(kind: str) -> Any:
+    """An engine that has seen a few instants and holds open windows: ``general``,
+    ``vectorized``, or ``handed_over`` (vectorized, handed over to the general engine by a
+    float in an int sum)."""
+    import numpy as np
+
+    from jobs.engine import RecordBatch, make_engine
+
+    spec: dict[str, Any] = {
+        "name": "t", "key": "team", "event_time": "et",
+        "window": {"type": "tumbling", "size": "10s"},
+        "aggregations": [{"name": "total", "fn": "sum", "of": "score"},
+                         {"name": "n", "fn": "count"}],
+    }
+    if kind == "general":
+        spec.update({"allowed_lateness": "10s", "accumulation": "retracting",
+                     "trigger": {"emit": "custom", "early": {"count": 2}, "on_time": True,
+                                 "late": {"count": 1}}})
+    defn = load_definition(spec)
+    eng = make_engine(defn, None, "external")
+    for i in range(4):
+        eng.ingest(RecordBatch(
+            keys=["a", "b", "é", "a"], event_times=np.array([1000, 2000, 3000, 4000]) + 7000 * i,
+            columns={"total": [1, 2, 3, 4] if kind == "vectorized" else [1, 2.5, -0.0, float("nan")]},
+            processing_time=100 * (i + 1)))
+        eng.advance_watermark(5000 * i)
+    return defn, eng
+
+
+@pytest.mark.parametrize("kind", ["general", "vectorized", "handed_over"])
+def test_state_blob_round_trips_exactly_and_old_blobs_still_restore(kind: str) -> None:
+    import json
+    import zlib
+
+    from jobs.engine import make_engine
+    from jobs.spark.engine_host import blob_token, decode_state, encode_state
+
+    defn, eng = _engine_with_state(kind)
+    snap = json.dumps(eng.state.snapshot())  # text: NaN compares equal as text
+    blob, token = encode_state(eng.state)
+    assert blob[0] == (2 if kind == "vectorized" else 1) and token is not None
+    assert blob_token(blob) == token
+    assert json.dumps(decode_state(blob, type(eng.state)).snapshot()) == snap
+    probe = type(make_engine(defn, None, "external").state)  # what the host passes
+    assert json.dumps(make_engine(defn, decode_state(blob, probe), "external").state.snapshot()
+                      ) == snap
+    assert encode_state(eng.state)[1] != token  # a new token per save
+    # a blob written before the tags: zlib-compressed JSON snapshot
+    old = zlib.compress(json.dumps(eng.state.snapshot(), separators=(",", ":")).encode(), 1)
+    assert blob_token(old) is None
+    assert json.dumps(decode_state(old, type(eng.state)).snapshot()) == snap
+    restored = make_engine(defn, decode_state(blob, type(eng.state)), "external")
+    from_old = make_engine(defn, decode_state(old, type(eng.state)), "external")
+    assert json.dumps([e.to_json() for e in restored.end_of_input()]) == json.dumps(
+        [e.to_json() for e in from_old.end_of_input()])
+
+
+def test_state_messagepack_cannot_hold_falls_back_to_the_json_blob() -> None:
+    import json
+
+    from jobs.engine import EngineState
+    from jobs.spark.engine_host import blob_token, decode_state, encode_state
+
+    _, eng = _engine_with_state("general")
+    st = eng.state
+    assert st.keys
+    w = next(iter(next(iter(st.keys.values())).windows.values()))
+    w.accs[0] = 2**70  # an int sum beyond 64 bits
+    st.keys['"\ud800"'] = st.keys.pop(next(iter(st.keys)))  # a lone surrogate in a key json
+    blob, token = encode_state(st)
+    assert token is None and blob_token(blob) is None and blob[0] == 0x78
+    assert json.dumps(decode_state(blob, EngineState).snapshot()) == json.dumps(st.snapshot())
+
+
+def test_unreadable_state_blob_is_an_engine_error() -> None:
+    from jobs.engine import EngineError, EngineState
+    from jobs.spark.engine_host import decode_state
+
+    with pytest.raises(EngineError, match="not readable"):
+        decode_state(b"\x07garbage", EngineState)
+
+
+def _reference_frame(emissions: list[Any], late_counts: list[dict[str, Any]]) -> Any:
+    """The output rows as the engine host built them before (through ``to_json``)."""
+    import json
+
+    import pandas as pd
+
+    from jobs.engine.records import key_json
+    from jobs.spark.engine_host import OUT_COLUMNS
+
+    rows: list[dict[str, Any]] = []
+    empty = dict.fromkeys(OUT_COLUMNS)
+    for seq, e in enumerate(emissions):
+        obj = e.to_json()
+        if obj["type"] == "pane":
+            rows.append({
+                **empty, "kind": "pane", "seq": seq, "key": key_json(obj["key"]),
+                "window_start": obj["window_start"], "window_end": obj["window_end"],
+                "first_event_time": obj.get("first_event_time"),
+                "last_event_time": obj.get("last_event_time"), "timing": obj["timing"],
+                "pane_index": obj["pane_index"], "is_first": obj["is_first"],
+                "is_last": obj["is_last"], "retraction": obj["retraction"],
+                "values": json.dumps(obj["values"], separators=(",", ":"), ensure_ascii=False),
+                "emitted_at": obj["emitted_at"], "watermark": obj["watermark"],
+            })
+        else:
+            rows.append({**empty, "kind": obj["type"], "seq": seq,
+                         "payload": json.dumps(obj, ensure_ascii=False, default=str)})
+    for c in late_counts:
+        rows.append({**empty, "kind": "late_count", "seq": len(rows),
+                     "payload": json.dumps(c, ensure_ascii=False, default=str)})
+    return pd.DataFrame(rows, columns=OUT_COLUMNS)
+
+
+def _pane(**over: Any) -> Any:
+    from jobs.engine.records import Pane
+
+    base: dict[str, Any] = dict(
+        key="a", window_start=0, window_end=10, timing="ON_TIME", pane_index=0, is_first=True,
+        is_last=False, retraction=False, values={"total": 3, "n": 1}, emitted_at=5,
+        watermark=12)
+    base.update(over)
+    return Pane(**base)
+
+
+@pytest.mark.parametrize("case", ["panes", "mixed", "sessions", "late_only", "odd_values"])
+def test_output_frame_equals_the_to_json_rows(case: str) -> None:
+    import numpy as np
+    import pandas as pd
+
+    from jobs.engine.records import LateRecord
+    from jobs.spark.engine_host import _emission_frame
+
+    late = LateRecord(key="é", event_time=3, window_start=0, window_end=10, reason="expired",
+                      record={"team": "é", "x": 1})
+    counts = [{"key": "é", "window_start": 0, "window_end": 10, "accepted": 0, "dropped": 1}]
+    panes = [_pane(), _pane(key=7, values={"total": 2.5, "n": 2}, watermark=None),
+             _pane(key=None, window_start=None, window_end=None, retraction=True),
+             _pane(key=True, values={"total": -0.0, "n": 0}),
+             _pane(key=1.5, values={"total": 1e16, "n": 2**70})]
+    emissions: list[Any]
+    lc: list[dict[str, Any]] = []
+    if case == "panes":
+        emissions = panes
+    elif case == "mixed":
+        emissions, lc = [late, *panes, late], counts
+    elif case == "sessions":
+        emissions = [_pane(first_event_time=1, last_event_time=4),
+                     _pane(key="b", first_event_time=2, last_event_time=2, watermark=None)]
+    elif case == "late_only":
+        emissions, lc = [late], counts
+    else:
+        emissions = [_pane(values={"a": float("nan"), "b": float("inf"), "c": float("-inf"),
+                                   "d": "x\"\n\u2028é", "e": None, "f": [1, "é", None],
+                                   "g": True, "h": np.int64(4), "é": 0.1}),
+                     _pane(values={"m": np.float64(2.5), "n": False})]
+    got = _emission_frame(emissions, lc)
+    pd.testing.assert_frame_equal(got, _reference_frame(emissions, lc))
+    assert _emission_frame([], []) is None
