@@ -17,7 +17,7 @@ from jobs.definition.model import (
     WindowType,
 )
 
-KEYS: list[Any] = ["a", "b", None, 1, 1.0, True, "ü"]
+KEYS: list[Any] = ["a", "b", None, 1, 1.0, True, "ü", "a\x00b"]
 AGG_CHOICES = [
     Aggregation("n", "count"),
     Aggregation("nx", "count", "x"),

@@ -51,3 +51,35 @@ def test_key_codes_and_ranks_match_one_by_one_coding(batches: list[list[object]]
         want = np.empty(len(kj), dtype=np.int64)
         want[np.argsort(np.array(kj, dtype=object), kind="stable")] = np.arange(len(kj))
         assert fast.json_rank().tolist() == want.tolist()
+
+
+nul_strings = st.sampled_from(["a", "a\x00b", "a\x00c", "\x00", "", "b\x00"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.lists(st.one_of(scalar_keys, nul_strings), min_size=1, max_size=12), min_size=1, max_size=5),
+    st.sampled_from(["s", 7, None]),
+    st.booleans(),
+)
+def test_single_type_lookup_paths_match_one_by_one_coding(
+    batches: list[list[object]], lead: object, as_array: bool
+) -> None:
+    """The per-type table lookups (all-string and all-int batches, with misses falling back
+    when another type shows up) and string keys with NUL characters (pandas' string table
+    compared them as C strings, so "a", "a\\x00b" and "a\\x00c" were one key)."""
+    fast, slow = KeyTable(), KeyTable()
+    for batch in batches:
+        for keys in ([lead, *batch], [k for k in batch if type(k) is str] or ["x"],
+                     [k for k in batch if type(k) is int] or [3]):
+            arg: Any = np.array(keys, dtype=object) if as_array else keys
+            codes = fast.encode(arg).tolist()
+            assert codes == [slow.code_of(k) for k in keys]
+            assert [key_json(v) for v in fast.values] == [key_json(v) for v in slow.values]
+
+
+def test_nul_string_keys_stay_distinct() -> None:
+    t = KeyTable()
+    assert t.encode(["a\x00b", "a\x00c", "a", "a\x00b"]).tolist() == [0, 1, 2, 0]
+    assert t.encode(np.array(["a", "a\x00c", "z\x00"], dtype=object)).tolist() == [2, 1, 3]
+    assert t.encode([2**70, 5, 2**70]).tolist() == [4, 5, 4]  # ints beyond int64 too
