@@ -2,11 +2,12 @@
 
 ``record_batch`` is called by the Spark job after every committed micro-batch, so it is on the
 hot path (the benchmark holds it under 20 ms p95 with 500 windows of late counts). It is one
-transaction of a handful of statements: the progress row is inserted with ON CONFLICT DO
-NOTHING on (store, batch_id) -- if it already exists the batch is a replay after a crash and
-nothing else is written, so late counts are never counted twice -- then the snapshot, one
-multi-row upsert that adds this batch's late counts to the per-window totals, the samples and
-a prune that keeps the newest N samples per job.
+transaction: the progress row is inserted with ON CONFLICT DO NOTHING on (store, batch_id) --
+if it already exists the batch is a replay after a crash and nothing else is written, so late
+counts are never counted twice -- then the snapshot, one multi-row upsert that adds this
+batch's late counts to the per-window totals, the samples, a prune that keeps the newest N
+samples per job and the heartbeat. The writing is done at driver level by
+:mod:`jobs.catalog.batch_write` (one statement and one round trip on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -15,11 +16,18 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, select, update
+from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
 from jobs.catalog import convert
-from jobs.catalog.base import CatalogBase, key_json, slot_of
+from jobs.catalog.base import CatalogBase, key_json
+from jobs.catalog.batch_write import (
+    PRUNE_EVERY,
+    BatchTarget,
+    Converters,
+    write_postgres,
+    write_sqlite,
+)
 from jobs.catalog.errors import CatalogError
 from jobs.catalog.models import (
     Base,
@@ -44,23 +52,14 @@ from jobs.catalog.records import (
     StoredLateSample,
     WindowLateCount,
 )
-from jobs.catalog.upserts import insert_many, insert_or_ignore
+
+__all__ = ["PRUNE_EVERY", "BatchOps", "table_of"]
 
 _ALL: Any = ...
-PRUNE_EVERY = 8
-"""Samples are pruned every 8th batch (two statements fewer on the other batches); reads
-return at most ``sample_limit`` rows, so callers always see exactly the newest N."""
 
 
 def table_of(model: type[Base]) -> Table:
     return cast(Table, model.__table__)
-
-
-_INSERT_PROGRESS = insert_or_ignore(table_of(BatchProgressRow), ["store", "batch_id"])
-_LATE_COLS = (
-    "job_id", "store", "slot", "key_json", "window_start", "window_end", "accepted", "dropped",
-    "last_at",
-)
 
 
 class BatchOps(CatalogBase):
@@ -88,160 +87,35 @@ class BatchOps(CatalogBase):
             )
         if snapshot.committed_at.tzinfo is None:
             raise CatalogError("snapshot.committed_at: must be UTC-aware", code="invalid")
+        target = self._batch_target(run_id)
         now = self._now()
-        with self._write() as session:
-            key = self._run_keys.get(run_id)
-            if key is None:
+        raw = self.engine.raw_connection()
+        try:
+            dbapi_conn = raw.driver_connection
+            if self._converters is None:
+                self._converters = Converters.for_dialect(self.engine.dialect)
+            if self.engine.dialect.name == "postgresql":
+                return write_postgres(
+                    dbapi_conn, self._converters, target, now, progress, snapshot,
+                    late_counts, late_samples, dead_letter_samples, self.sample_limit,
+                )
+            return write_sqlite(
+                dbapi_conn, self.engine.dialect, self._converters, target, now, progress,
+                snapshot, late_counts, late_samples, dead_letter_samples, self.sample_limit,
+            )
+        finally:
+            raw.close()
+
+    def _batch_target(self, run_id: int) -> BatchTarget:
+        target = self._run_keys.get(run_id)
+        if target is None:
+            with self._read() as session:
                 run = session.get(Run, run_id)
                 if run is None:
                     raise CatalogError(f"run {run_id} not found", code="not_found")
-                key = self._run_keys[run_id] = (run.job_id, run.store, run.version)
-            job_id, store, version = key
-            batch_id = progress.batch_id
-            inserted = session.execute(
-                _INSERT_PROGRESS,
-                {
-                    "run_id": run_id,
-                    "job_id": job_id,
-                    "store": store,
-                    "batch_id": batch_id,
-                    "recorded_at": now,
-                    "input_rows": progress.input_rows,
-                    "rows_per_second": float(progress.rows_per_second),
-                    "duration_ms": progress.duration_ms,
-                    "watermark": progress.watermark,
-                    "state_rows": progress.state_rows,
-                    "state_bytes": progress.state_bytes,
-                    "late_accepted": progress.late_accepted,
-                    "late_dropped": progress.late_dropped,
-                    "dead_letters": progress.dead_letters,
-                },
-            ).first()
-            if inserted is None:
-                return False
-            session.execute(
-                table_of(SnapshotRow).insert().values(
-                    run_id=run_id,
-                    job_id=job_id,
-                    version=version,
-                    store=store,
-                    batch_id=batch_id,
-                    committed_at=snapshot.committed_at,
-                    watermark=snapshot.watermark,
-                    source_offsets=snapshot.source_offsets,
-                    state_rows=snapshot.state_rows,
-                    state_bytes=snapshot.state_bytes,
-                    checkpoint_location=snapshot.checkpoint_location,
-                )
-            )
-            if late_counts:
-                self._add_late_counts(session, job_id, store, late_counts, now)
-            if late_samples:
-                session.execute(
-                    table_of(LateSampleRow).insert(),
-                    [
-                        {
-                            "job_id": job_id,
-                            "store": store,
-                            "batch_id": batch_id,
-                            "recorded_at": now,
-                            "key_json": key_json(s.key),
-                            "event_time": s.event_time,
-                            "window_start": s.window_start,
-                            "window_end": s.window_end,
-                            "reason": s.reason,
-                            "record": s.record,
-                        }
-                        for s in late_samples
-                    ],
-                )
-                if batch_id % PRUNE_EVERY == 0:
-                    self._prune(session, LateSampleRow, job_id)
-            if dead_letter_samples:
-                session.execute(
-                    table_of(DeadLetterRow).insert(),
-                    [
-                        {
-                            "job_id": job_id,
-                            "store": store,
-                            "batch_id": batch_id,
-                            "recorded_at": now,
-                            "reason": d.reason,
-                            "record": d.record,
-                        }
-                        for d in dead_letter_samples
-                    ],
-                )
-                if batch_id % PRUNE_EVERY == 0:
-                    self._prune(session, DeadLetterRow, job_id)
-            session.execute(
-                update(Run)
-                .where(Run.id == run_id, Run.status == "running")
-                .values(last_heartbeat_at=now)
-                .execution_options(synchronize_session=False)
-            )
-            return True
-
-    def _add_late_counts(
-        self,
-        session: Session,
-        job_id: int,
-        store: str,
-        late_counts: Sequence[LateCount],
-        now: datetime,
-    ) -> None:
-        # one row per window: PostgreSQL refuses an upsert that touches a row twice
-        merged: dict[str, dict[str, Any]] = {}
-        key_texts: dict[Any, str] = {}
-        for c in late_counts:
-            kt = key_texts.get((type(c.key), c.key))
-            if kt is None:
-                kt = key_texts[(type(c.key), c.key)] = key_json(c.key)
-            slot = slot_of(c.key, c.window_start, c.window_end, key_text=kt)
-            row = merged.get(slot)
-            if row is None:
-                merged[slot] = {
-                    "job_id": job_id,
-                    "store": store,
-                    "slot": slot,
-                    "key_json": kt,
-                    "window_start": c.window_start,
-                    "window_end": c.window_end,
-                    "accepted": c.accepted,
-                    "dropped": c.dropped,
-                    "last_at": now,
-                }
-            else:
-                row["accepted"] += c.accepted
-                row["dropped"] += c.dropped
-        insert_many(
-            session,
-            table_of(LateWindowCount),
-            _LATE_COLS,
-            [tuple(r[c] for c in _LATE_COLS) for r in merged.values()],
-            suffix="ON CONFLICT (store, slot) DO UPDATE SET "
-            "accepted = late_window_counts.accepted + excluded.accepted, "
-            "dropped = late_window_counts.dropped + excluded.dropped, "
-            "last_at = excluded.last_at",
-        )
-
-    def _prune(
-        self, session: Session, model: type[LateSampleRow] | type[DeadLetterRow], job_id: int
-    ) -> None:
-        """Delete all but the newest ``sample_limit`` samples of the job (one statement)."""
-        first_dropped = (
-            select(model.id)
-            .where(model.job_id == job_id)
-            .order_by(model.id.desc())
-            .offset(self.sample_limit)
-            .limit(1)
-            .scalar_subquery()
-        )
-        session.execute(
-            delete(model)
-            .where(model.job_id == job_id, model.id <= first_dropped)
-            .execution_options(synchronize_session=False)
-        )
+                target = BatchTarget(run_id, run.job_id, run.store, run.version)
+            self._run_keys[run_id] = target
+        return target
 
     # ------------------------------------------------------------ queries
 

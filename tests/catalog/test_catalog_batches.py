@@ -165,3 +165,75 @@ def test_bulk_rows_store_times_like_every_other_row(catalog: Catalog, run_id: in
     assert str(bulk) == str(orm)
     [window] = catalog.late_counts("team_scores")
     assert window.last_at == catalog.progress("team_scores")[0].recorded_at
+
+
+def _row_counts(catalog: Catalog) -> dict[str, int]:
+    tables = ("batch_progress", "snapshots", "late_window_counts", "late_samples", "dead_letters")
+    with catalog.engine.connect() as conn:
+        return {t: conn.exec_driver_sql(f"SELECT count(*) FROM {t}").scalar() or 0 for t in tables}
+
+
+def test_a_replayed_batch_changes_nothing(catalog: Catalog, clock: ManualClock, run_id: int) -> None:
+    late = [LateCount("red", W0, W1, accepted=2), LateCount("red", W1, W2, dropped=1)]
+    samples = [LateSample("red", 5, W0, W1, "expired", {"i": 1})]
+    dead = [DeadLetterSample("et is null", {"line": 1})]
+    for batch in range(8):  # batch 0 and batch 8 prune: replay one of each kind
+        clock.advance(1000)
+        assert catalog.record_batch(run_id, progress(batch, accepted=2, dropped=1),
+                                    snapshot(batch), late, samples, dead)
+    counts = _row_counts(catalog)
+    windows = catalog.late_counts("team_scores")
+    beat = catalog.run(run_id).last_heartbeat_at
+    for batch in (0, 7):
+        clock.advance(1000)
+        assert not catalog.record_batch(run_id, progress(batch, accepted=9, dropped=9),
+                                        snapshot(batch), late * 3, samples * 4, dead * 2)
+    assert _row_counts(catalog) == counts
+    assert catalog.late_counts("team_scores") == windows
+    assert [(w.accepted, w.dropped) for w in windows] == [(0, 8), (16, 0)]
+    assert catalog.run(run_id).last_heartbeat_at == beat
+    assert [p.late_accepted for p in catalog.progress("team_scores")] == [2] * 8
+
+
+def test_late_counts_of_one_window_in_one_batch_are_summed(catalog: Catalog, run_id: int) -> None:
+    late = [LateCount("red", W0, W1, accepted=1)] * 300 + [LateCount("red", W0, W1, dropped=2)] * 5
+    assert catalog.record_batch(run_id, progress(0), snapshot(0), late)
+    [window] = catalog.late_counts("team_scores")
+    assert (window.accepted, window.dropped) == (300, 10)
+
+
+@pytest.mark.parametrize("key", ['a"b', "c\\d", "{x,y}", "NULL", "", " sp ", "ü€😀", "a\nb",
+                                 True, 1.5, -7, 2**62])
+def test_keys_of_any_text_round_trip(catalog: Catalog, run_id: int, key: object) -> None:
+    late = [LateCount(key, W0, W1, accepted=1), LateCount(key, None, None, dropped=1)]
+    samples = [LateSample(key, 5, W0, W1, "expired", {"k": key})]
+    dead = [DeadLetterSample(f"bad {key!r}", {"k": key, "raw": 'x"\\'})]
+    for batch in range(2):
+        assert catalog.record_batch(run_id, progress(batch), snapshot(batch), late, samples, dead)
+    got = {(w.key, type(w.key), w.window_start): (w.accepted, w.dropped)
+           for w in catalog.late_counts("team_scores")}
+    assert got == {(key, type(key), W0): (2, 0), (key, type(key), None): (0, 2)}
+    assert catalog.late_counts("team_scores", key=key)[0].key == key
+    assert [(s.sample.key, s.sample.record) for s in catalog.late_samples("team_scores")] == [
+        (key, {"k": key})] * 2
+    assert catalog.dead_letters("team_scores")[0].sample.record == {"k": key, "raw": 'x"\\'}
+    assert catalog.dead_letters("team_scores")[0].sample.reason == f"bad {key!r}"
+
+
+def test_many_windows_across_batches_keep_exact_totals(catalog: Catalog, run_id: int) -> None:
+    """The bulk path (hundreds of windows a batch, half of them seen before) against a
+    plain dictionary, on both backends."""
+    expected: dict[tuple[object, int], list[int]] = {}
+    for batch in range(6):
+        late = []
+        for i in range(400):
+            w = batch * 200 + i
+            key: object = f"k{w % 37}" if w % 3 else w % 37
+            late.append(LateCount(key, w * 1000, w * 1000 + 1000, accepted=i % 4, dropped=i % 3))
+            tot = expected.setdefault((key, w * 1000), [0, 0])
+            tot[0] += i % 4
+            tot[1] += i % 3
+        assert catalog.record_batch(run_id, progress(batch), snapshot(batch), late)
+    got = {(w.key, w.window_start): [w.accepted, w.dropped]
+           for w in catalog.late_counts("team_scores", limit=10_000)}
+    assert got == expected

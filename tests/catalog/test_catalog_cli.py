@@ -10,6 +10,7 @@ import pytest
 from catalog_defs import team_scores
 
 from jobs.catalog import Catalog
+from jobs.catalog.models import SCHEMA_HEAD
 from jobs.cli import main
 
 
@@ -29,7 +30,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_job_workflow(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "db", "upgrade")
-    assert code == 0 and "revision 0003" in out
+    assert code == 0 and f"revision {SCHEMA_HEAD}" in out
     assert run(capsys, "db", "check")[0] == 0
 
     v1 = tmp_path / "v1.yaml"

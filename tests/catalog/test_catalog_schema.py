@@ -116,3 +116,76 @@ def test_default_url_is_a_file_under_the_data_dir(tmp_path, monkeypatch) -> None
     with Catalog(upgrade=True) as cat:
         assert cat.url == f"sqlite:///{tmp_path / 'home' / 'catalog.db'}"
     assert (tmp_path / "home" / "catalog.db").exists()
+
+
+def _slots(url: str) -> dict[tuple[str, int | None, int | None], tuple[str, int, int]]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.exec_driver_sql(
+                "SELECT key_json, window_start, window_end, slot, accepted, dropped "
+                "FROM late_window_counts"
+            ).all()
+    finally:
+        engine.dispose()
+    return {(r[0], r[1], r[2]): (r[3], r[4], r[5]) for r in rows}
+
+
+def _fillfactor(url: str) -> str | None:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            options = conn.exec_driver_sql(
+                "SELECT reloptions FROM pg_class WHERE relname = 'late_window_counts'"
+            ).scalar()
+    finally:
+        engine.dispose()
+    return next((o for o in options or [] if o.startswith("fillfactor=")), None)
+
+
+def test_revision_0004_rewrites_late_slots_time_first_and_back(
+    empty_url: str, clock: ManualClock
+) -> None:
+    # numeric keys whose new slot equals the other window's old slot: "[200,100,300]"
+    late = [LateCount(300, 100, 200, accepted=1), LateCount(200, 100, 300, dropped=2),
+            LateCount("red", 0, 120_000, accepted=3), LateCount(None, None, None, dropped=4)]
+    catalog_schema.upgrade(empty_url)
+    with Catalog(empty_url, clock=clock) as cat:
+        store = cat.create_job(team_scores(), "alice").store_name
+        run_id = cat.start_run("team_scores", 1, store, 7, "h", None).id
+        cat.record_batch(
+            run_id, BatchProgress(0, 10, 5.0, 100, 1000, 1, 64, 4, 6, 0),
+            BatchSnapshot(0, datetime(2026, 1, 1, tzinfo=UTC), 1000, {}, 64, "/ckpt"), late,
+        )
+    time_first = {
+        ("300", 100, 200): ("[200,100,300]", 1, 0),
+        ("200", 100, 300): ("[300,100,200]", 0, 2),
+        ('"red"', 0, 120_000): ('[120000,0,"red"]', 3, 0),
+        ("null", None, None): ("[null,null,null]", 0, 4),
+    }
+    assert _slots(empty_url) == time_first
+    if empty_url.startswith("postgresql"):
+        assert _fillfactor(empty_url) == "fillfactor=50"
+
+    catalog_schema.downgrade(empty_url, "0003")
+    assert _slots(empty_url) == {
+        ("300", 100, 200): ("[300,100,200]", 1, 0),
+        ("200", 100, 300): ("[200,100,300]", 0, 2),
+        ('"red"', 0, 120_000): ('["red",0,120000]', 3, 0),
+        ("null", None, None): ("[null,null,null]", 0, 4),
+    }
+    if empty_url.startswith("postgresql"):
+        assert _fillfactor(empty_url) is None
+
+    catalog_schema.upgrade(empty_url)
+    assert _slots(empty_url) == time_first
+    with Catalog(empty_url, clock=clock) as cat:
+        # the next batch adds to the same windows (no second row per window)
+        cat.record_batch(
+            run_id, BatchProgress(1, 10, 5.0, 100, 1000, 1, 64, 4, 6, 0),
+            BatchSnapshot(1, datetime(2026, 1, 1, tzinfo=UTC), 1000, {}, 64, "/ckpt"), late,
+        )
+        totals = {(w.key, w.window_start): (w.accepted, w.dropped)
+                  for w in cat.late_counts("team_scores")}
+    assert totals == {(300, 100): (2, 0), (200, 100): (0, 4), ("red", 0): (6, 0),
+                      (None, None): (0, 8)}
