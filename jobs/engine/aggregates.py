@@ -156,9 +156,13 @@ def merge(fn: AggFn, a: Acc, b: Acc) -> Acc:
     raise ValueError(f"unknown aggregation function {fn!r}")
 
 
+ACC_IS_RESULT = frozenset({"count", "sum", "min", "max"})
+"""Functions whose emitted value is the accumulator itself (``result(fn, acc) is acc``)."""
+
+
 def result(fn: AggFn, acc: Acc) -> Any:
     """The emitted value. Empty: count/sum/count_distinct 0, collect [], others null."""
-    if fn in ("count", "sum", "min", "max"):
+    if fn in ACC_IS_RESULT:
         return acc
     if fn == "mean":
         return None if acc[1] == 0 else float(acc[0]) / acc[1]

@@ -10,17 +10,17 @@ as it stood before the instant (``wm0``).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from typing import Any
 
 from jobs.engine import aggregates
-from jobs.engine.core import GLOBAL_CLOSE, NEG_INF, EngineCore, LateEntry, RecordTimes
+from jobs.engine.core import GLOBAL_CLOSE, NEG_INF, POS_INF, EngineCore, LateEntry, RecordTimes
 from jobs.engine.records import LateReason, LateRecord
-from jobs.engine.state import KeyState, WindowState, window_id
+from jobs.engine.state import NO_START, KeyState, WindowState, window_id
 from jobs.engine.windows import (
     hopping_starts,
     sliding_right_window_nonempty,
     sliding_starts_containing,
-    tumbling_start,
 )
 
 Item = tuple[int, int, list[Any], int]
@@ -33,7 +33,8 @@ class Assigner(EngineCore):
     def _apply_key(
         self, ks: KeyState, kj: str, items: list[Item], wm0: int, late: list[LateEntry]
     ) -> None:
-        """Apply one key's records of an instant (``items`` in arrival order).
+        """Apply one key's records of an instant (``items`` in arrival order): sessions and
+        sliding windows (fixed windows: :meth:`_apply_fixed_many`).
 
         The result must not depend on the order inside the instant (docs/architecture.md):
         fixed windows are independent per record; sessions are built from the latest event
@@ -59,39 +60,73 @@ class Assigner(EngineCore):
                                 self._count_late(ks, kj, w.start, w.end, accepted=1)
                             break
         else:
-            for it in items:
-                self._apply_fixed(ks, kj, it, wm0, late)
+            raise AssertionError(f"_apply_key: {wt} windows go through _apply_fixed_many")
 
-    def _apply_fixed(
-        self, ks: KeyState, kj: str, it: Item, wm0: int, late: list[LateEntry]
-    ) -> None:
-        t, seq, vals, idx = it
-        bounds: list[tuple[int | None, int | None, int]]
-        if self._wtype == "tumbling":
-            s = tumbling_start(t, self._size, self._align)
-            bounds = [(s, s + self._size, s + self._size)]
-        elif self._wtype == "hopping":
-            bounds = [
-                (s, s + self._size, s + self._size)
-                for s in hopping_starts(t, self._size, self._step, self._align)
-            ]
-        else:
-            bounds = [(None, None, GLOBAL_CLOSE)]
-        if self._event_basis and t < wm0:
-            for s0, e0, _ in bounds:
-                self._drop(ks, kj, t, s0, e0, "before_watermark", idx, late)
-            return
-        for s0, e0, close in bounds:
-            wid = window_id(s0)
-            w = ks.windows.get(wid)
-            if w is None:
-                if self._expired(close, wm0):
-                    self._drop(ks, kj, t, s0, e0, "expired", idx, late)
-                    continue
-                w = ks.windows[wid] = self._new_window(kj, s0, e0, close, wm0 >= close)
-            self._add(w, t, seq, vals)
-            if wm0 >= close:
-                self._count_late(ks, kj, s0, e0, accepted=1)
+    def _apply_fixed_many(
+        self,
+        ks: KeyState,
+        kj: str,
+        idxs: list[int],
+        times: list[int],
+        inputs: list[Sequence[Any]],
+        base: int,
+        wm0: int,
+        late: list[LateEntry],
+        added: dict[tuple[str, int], tuple[KeyState, WindowState]] | None,
+    ) -> int:
+        """:meth:`_apply_fixed` for all of one key's records of an instant (batch positions
+        ``idxs``, in arrival order), without building a per-record item; records every window
+        that received one into ``added``. Returns the key's max event time in the instant."""
+        wt = self._wtype
+        size, step, align = self._size, self._step, self._align
+        windows = ks.windows
+        adders = self._adders
+        event_basis = self._event_basis
+        al = self._al
+        alive = wm0 < POS_INF
+        kmax = NEG_INF
+        for i in idxs:
+            t = times[i]
+            if t > kmax:
+                kmax = t
+            seq = base + i
+            bounds: list[tuple[int | None, int | None, int]]
+            if wt == "tumbling":
+                s = align + ((t - align) // size) * size  # windows.tumbling_start, inlined
+                bounds = [(s, s + size, s + size)]
+            elif wt == "hopping":
+                bounds = [(s, s + size, s + size) for s in hopping_starts(t, size, step, align)]
+            else:
+                bounds = [(None, None, GLOBAL_CLOSE)]
+            if event_basis and t < wm0:
+                for s0, e0, _ in bounds:
+                    self._drop(ks, kj, t, s0, e0, "before_watermark", i, late)
+                continue
+            for s0, e0, close in bounds:
+                wid = NO_START if s0 is None else s0
+                w = windows.get(wid)
+                if w is None:
+                    if not alive or wm0 >= close + al:  # expired
+                        self._drop(ks, kj, t, s0, e0, "expired", i, late)
+                        continue
+                    w = windows[wid] = self._new_window(kj, s0, e0, close, wm0 >= close)
+                accs = w.accs
+                for j, add in adders:
+                    accs[j] = add(accs[j], inputs[j][i], t, seq)
+                w.elements += 1
+                w.pending += 1
+                first = w.first_t
+                if first is None:
+                    w.first_t = w.last_t = t
+                elif t < first:
+                    w.first_t = t
+                elif t > w.last_t:  # type: ignore[operator]
+                    w.last_t = t
+                if added is not None:
+                    added[(kj, wid)] = (ks, w)
+                if wm0 >= close:
+                    self._count_late(ks, kj, s0, e0, accepted=1)
+        return kmax
 
     def _apply_session(
         self, ks: KeyState, kj: str, it: Item, wm0: int, late: list[LateEntry]

@@ -84,6 +84,8 @@ class EngineCore:
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
         self._adders = list(enumerate(aggregates.adder(fn) for fn in self._fns))
+        self._acc_is_result = all(fn in aggregates.ACC_IS_RESULT for fn in self._fns)
+        """Every aggregate's emitted value is its accumulator (count, sum, min, max)."""
         self._wtype = w.type
         self._size = w.size or 0
         self._step = w.step or 0
@@ -183,6 +185,8 @@ class EngineCore:
         return self._records[idx] if self._records is not None else None
 
     def _values(self, w: WindowState) -> dict[str, Any]:
+        if self._acc_is_result:
+            return dict(zip(self._names, w.accs, strict=True))
         return {
             name: aggregates.result(fn, acc)
             for name, fn, acc in zip(self._names, self._fns, w.accs, strict=True)

@@ -24,7 +24,7 @@ from jobs.engine.core import NEG_INF, POS_INF, LateEntry, WatermarkMode
 from jobs.engine.errors import EngineError
 from jobs.engine.firing import Firing
 from jobs.engine.records import Emission, RecordBatch, plain_key
-from jobs.engine.state import KeyState
+from jobs.engine.state import KeyState, WindowState
 
 __all__ = ["NEG_INF", "POS_INF", "Engine", "WatermarkMode"]
 
@@ -92,22 +92,47 @@ class Engine(Assigner, Firing):
             cols.append(None if star else col)
         base = st.seq
         st.seq += n
-        groups: dict[str, list[int]] = {}
-        for i, k in enumerate(batch.keys):
-            groups.setdefault(self._kj(k), []).append(i)
+        keys = batch.keys
+        groups: dict[Any, list[int]] = {}
+        if all(type(k) is str for k in keys):
+            # str keys only: the key itself identifies the group (no 1 / 1.0 / True clash)
+            for i, k in enumerate(keys):
+                g = groups.get(k)
+                if g is None:
+                    groups[k] = [i]
+                else:
+                    g.append(i)
+            by_kj = {self._kj(k): idxs for k, idxs in groups.items()}
+        else:
+            by_kj = {}
+            for i, k in enumerate(keys):
+                by_kj.setdefault(self._kj(k), []).append(i)
         self._records = batch.records  # read only for dropped records (may be lazy)
         late: list[LateEntry] = []
         touched: list[tuple[KeyState, int]] = []
-        for kj, idxs in groups.items():
+        fixed = self._wtype in ("tumbling", "hopping", "global")
+        # windows that received records (global watermark, fixed windows): the only ones of
+        # the touched keys that the firing below needs to run
+        added: dict[tuple[str, int], tuple[KeyState, WindowState]] | None = (
+            {} if fixed and not self._key_scope else None
+        )
+        if fixed:
+            n_ = len(keys)
+            inputs = [[1] * n_ if c is None else c for c in cols]
+        for kj, idxs in by_kj.items():
             ks = st.keys.get(kj)
             if ks is None:
-                ks = st.keys[kj] = KeyState(key=plain_key(batch.keys[idxs[0]]))
+                ks = st.keys[kj] = KeyState(key=plain_key(keys[idxs[0]]))
             wm0 = self._wm(ks)
-            # arrival sequence = batch position: it breaks event-time ties (first/last/collect)
-            items = [(times[i], base + i, [1 if c is None else c[i] for c in cols], i)
-                     for i in idxs]
-            kmax = max(it[0] for it in items)
-            self._apply_key(ks, kj, items, wm0, late)
+            if fixed:
+                kmax = self._apply_fixed_many(ks, kj, idxs, times, inputs, base, wm0, late,
+                                              added)
+            else:
+                # arrival sequence = batch position: it breaks event-time ties
+                items = [(times[i], base + i, [1 if c is None else c[i] for c in cols], i)
+                         for i in idxs]
+                kmax = max(it[0] for it in items)
+                self._apply_key(ks, kj, items, wm0, late)
             if ks.max_event_time is None or kmax > ks.max_event_time:
                 ks.max_event_time = kmax
             touched.append((ks, kmax))
@@ -123,7 +148,7 @@ class Engine(Assigner, Firing):
                     self._raise_key_watermark(ks, kmax - self._delay, now)
             else:
                 self._raise_global_watermark(bmax - self._delay, now)
-        out.extend(self._fire([ks for ks, _ in touched]))
+        out.extend(self._fire([ks for ks, _ in touched], added))
         return out
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from jobs.engine import aggregates
 from jobs.engine.core import NEG_INF, POS_INF, EngineCore
-from jobs.engine.records import Emission, Pane, Timing
+from jobs.engine.records import Emission, Timing, make_pane
 from jobs.engine.state import KeyState, WindowState
 from jobs.engine.triggers import next_boundary
 
@@ -21,19 +21,28 @@ from jobs.engine.triggers import next_boundary
 class Firing(EngineCore):
     """Windows -> panes (see module docstring)."""
 
-    def _fire(self, scan: Iterable[KeyState]) -> list[Emission]:
+    def _fire(
+        self,
+        scan: Iterable[KeyState],
+        windows: dict[tuple[str, int], tuple[KeyState, WindowState]] | None = None,
+    ) -> list[Emission]:
         """Run windows through their triggers at the current watermark: every window of the
-        keys in ``scan`` (they received records, or their own watermark moved) and, under a
-        global watermark, every window whose deadline it has reached. Panes that fire
-        together come out by window end, key JSON, window start."""
+        keys in ``scan`` (they received records, or their own watermark moved) — or, when
+        ``windows`` is given, only those (the windows an instant added records to: under a
+        global watermark the other windows of those keys are exactly as their last run left
+        them) — and, under a global watermark, every window whose deadline it has reached.
+        Panes that fire together come out by window end, key JSON, window start."""
         st = self.state
         todo: dict[tuple[str, int], tuple[KeyState, WindowState]] = {}
         visited: dict[str, KeyState] = {}
         for ks in scan:
             kj = self._kj(ks.key)
             visited[kj] = ks
-            for wid, w in ks.windows.items():
-                todo[(kj, wid)] = (ks, w)
+            if windows is None:
+                for wid, w in ks.windows.items():
+                    todo[(kj, wid)] = (ks, w)
+        if windows is not None:
+            todo.update(windows)
         if not self._key_scope or st.ended:
             wm = POS_INF if st.ended else (NEG_INF if st.watermark is None else st.watermark)
             heap = self._deadlines
@@ -137,21 +146,17 @@ class Firing(EngineCore):
             replaced = sorted(w.retract, key=lambda r: (r["start"], r["pane_index"]))
             olds = [*replaced, *([w.last_pane] if w.last_pane is not None else [])]
             for old in olds:
-                out.append(Pane(
-                    key=ks.key, window_start=old["start"], window_end=old["end"],
-                    timing=old["timing"], pane_index=old["pane_index"],
-                    is_first=old["pane_index"] == 0, is_last=False, retraction=True,
-                    values=old["values"], emitted_at=now, watermark=wm_out,
-                    first_event_time=old["first_t"] if self._bounds_out else None,
-                    last_event_time=old["last_t"] if self._bounds_out else None,
+                out.append(make_pane(
+                    ks.key, old["start"], old["end"], old["timing"], old["pane_index"],
+                    old["pane_index"] == 0, False, True, old["values"], now, wm_out,
+                    old["first_t"] if self._bounds_out else None,
+                    old["last_t"] if self._bounds_out else None,
                 ))
             w.retract = []
-        out.append(Pane(
-            key=ks.key, window_start=w.start, window_end=w.end, timing=timing,
-            pane_index=w.emitted, is_first=w.emitted == 0, is_last=is_last, retraction=False,
-            values=values, emitted_at=now, watermark=wm_out,
-            first_event_time=w.first_t if self._bounds_out else None,
-            last_event_time=w.last_t if self._bounds_out else None,
+        out.append(make_pane(
+            ks.key, w.start, w.end, timing, w.emitted, w.emitted == 0, is_last, False, values,
+            now, wm_out, w.first_t if self._bounds_out else None,
+            w.last_t if self._bounds_out else None,
         ))
         if self._retracting:
             w.last_pane = {

@@ -141,6 +141,56 @@ class Pane:
         return out
 
 
+_PANE_FIELDS = (
+    "key", "window_start", "window_end", "timing", "pane_index", "is_first", "is_last",
+    "retraction", "values", "emitted_at", "watermark", "first_event_time", "last_event_time",
+    "type",
+)
+
+
+def _pane_maker() -> Any:
+    """``make_pane``: ``Pane(...)`` without the frozen dataclass's per-field
+    ``object.__setattr__`` (the slots are filled through their descriptors, ~3x cheaper); the
+    object is an ordinary ``Pane``, equal to the one the constructor builds."""
+    from dataclasses import fields
+
+    names = tuple(f.name for f in fields(Pane))
+    slots = [Pane.__dict__.get(n) for n in names]
+    if names != _PANE_FIELDS or not all(type(d).__name__ == "member_descriptor" for d in slots):
+        return None  # pragma: no cover - Pane changed: use the constructor
+    (s_key, s_ws, s_we, s_timing, s_idx, s_first, s_last, s_retr, s_values, s_emitted, s_wm,
+     s_fet, s_let, s_type) = (d.__set__ for d in slots)  # type: ignore[union-attr]
+    new = object.__new__
+
+    def make_pane(key: Key, window_start: int | None, window_end: int | None, timing: Timing,
+                  pane_index: int, is_first: bool, is_last: bool, retraction: bool,
+                  values: dict[str, Any], emitted_at: int, watermark: int | None,
+                  first_event_time: int | None = None, last_event_time: int | None = None
+                  ) -> Pane:
+        p = new(Pane)
+        s_key(p, key)
+        s_ws(p, window_start)
+        s_we(p, window_end)
+        s_timing(p, timing)
+        s_idx(p, pane_index)
+        s_first(p, is_first)
+        s_last(p, is_last)
+        s_retr(p, retraction)
+        s_values(p, values)
+        s_emitted(p, emitted_at)
+        s_wm(p, watermark)
+        s_fet(p, first_event_time)
+        s_let(p, last_event_time)
+        s_type(p, "pane")
+        return p
+
+    return make_pane
+
+
+make_pane = _pane_maker() or Pane
+"""``make_pane(...)`` is ``Pane(...)`` (same arguments, equal result), only faster."""
+
+
 @dataclass(frozen=True, slots=True)
 class LateRecord:
     """A (record, window) pair that was dropped: one per window the record missed."""

@@ -193,3 +193,19 @@ def test_unpack_rejects_other_versions_and_malformed_data() -> None:
     p[8] = [['"a"', "a", [], None, None, None, None, 0, 0, [[1, 2]]]]
     with pytest.raises(EngineError, match="malformed"):
         EngineState.unpack(p)
+
+
+def test_make_pane_is_the_pane_constructor() -> None:
+    from jobs.engine.records import Pane, make_pane
+
+    args: list[tuple[Any, ...]] = [
+        ("a", 0, 10, "EARLY", 0, True, False, False, {"n": 1}, 5, None),
+        (None, None, None, "LATE", 3, False, True, True, {}, 7, 12, 1, 4),
+        (1.5, -10, 0, "ON_TIME", 1, False, False, False, {"x": [1]}, 0, -3, None, None),
+    ]
+    for a in args:
+        p, q = make_pane(*a), Pane(*a)
+        assert type(p) is Pane and p == q and repr(p) == repr(q)  # (values: not hashable)
+        assert p.to_json() == q.to_json() and p.type == "pane"
+        with pytest.raises(AttributeError):
+            p.key = "b"  # type: ignore[misc]
