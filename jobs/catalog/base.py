@@ -11,6 +11,7 @@ own after the refusal, with outcome ``refused``.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -26,7 +27,7 @@ from jobs.config import Settings
 from jobs.timeutil import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from jobs.catalog.batch_write import BatchTarget, Converters
+    from jobs.catalog.batch_write import BatchTarget, BatchWriter
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -72,7 +73,9 @@ class CatalogBase:
         self.sample_limit = sample_limit
         self._run_keys: dict[int, BatchTarget] = {}
         """run id -> (job id, store, version): immutable per run, cached for the hot path."""
-        self._converters: Converters | None = None
+        self._batch_writer_lock = threading.Lock()
+        self._batch_writer: BatchWriter | None = None
+        """Writes ``record_batch`` (created on first use; keeps one connection)."""
         if upgrade:
             from jobs.catalog import schema  # Alembic only when asked to migrate
 
@@ -111,6 +114,9 @@ class CatalogBase:
         return make_url(self.url).render_as_string(hide_password=True)
 
     def close(self) -> None:
+        if self._batch_writer is not None:
+            self._batch_writer.close()
+            self._batch_writer = None
         self.engine.dispose()
 
     # ------------------------------------------------------------ sessions and time

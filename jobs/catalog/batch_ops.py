@@ -21,13 +21,7 @@ from sqlalchemy.orm import Session
 
 from jobs.catalog import convert
 from jobs.catalog.base import CatalogBase, key_json
-from jobs.catalog.batch_write import (
-    PRUNE_EVERY,
-    BatchTarget,
-    Converters,
-    write_postgres,
-    write_sqlite,
-)
+from jobs.catalog.batch_write import PRUNE_EVERY, BatchInput, BatchTarget, BatchWriter
 from jobs.catalog.errors import CatalogError
 from jobs.catalog.models import (
     Base,
@@ -87,24 +81,17 @@ class BatchOps(CatalogBase):
             )
         if snapshot.committed_at.tzinfo is None:
             raise CatalogError("snapshot.committed_at: must be UTC-aware", code="invalid")
-        target = self._batch_target(run_id)
-        now = self._now()
-        raw = self.engine.raw_connection()
-        try:
-            dbapi_conn = raw.driver_connection
-            if self._converters is None:
-                self._converters = Converters.for_dialect(self.engine.dialect)
-            if self.engine.dialect.name == "postgresql":
-                return write_postgres(
-                    dbapi_conn, self._converters, target, now, progress, snapshot,
-                    late_counts, late_samples, dead_letter_samples, self.sample_limit,
-                )
-            return write_sqlite(
-                dbapi_conn, self.engine.dialect, self._converters, target, now, progress,
-                snapshot, late_counts, late_samples, dead_letter_samples, self.sample_limit,
-            )
-        finally:
-            raw.close()
+        batch = BatchInput(
+            self._batch_target(run_id), self._now(), progress, snapshot, late_counts,
+            late_samples, dead_letter_samples, self.sample_limit,
+        )
+        writer = self._batch_writer
+        if writer is None:
+            with self._batch_writer_lock:
+                if self._batch_writer is None:
+                    self._batch_writer = BatchWriter(self.engine)
+                writer = self._batch_writer
+        return writer.write(batch)
 
     def _batch_target(self, run_id: int) -> BatchTarget:
         target = self._run_keys.get(run_id)

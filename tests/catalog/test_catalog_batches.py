@@ -237,3 +237,61 @@ def test_many_windows_across_batches_keep_exact_totals(catalog: Catalog, run_id:
     got = {(w.key, w.window_start): [w.accepted, w.dropped]
            for w in catalog.late_counts("team_scores", limit=10_000)}
     assert got == expected
+
+
+def test_concurrent_batches_from_threads(catalog: Catalog, run_id: int) -> None:
+    """Two threads recording at once: one uses the writer's connection, the other a pooled
+    one; every batch lands once and the totals are exact."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def record(first: int) -> None:
+        try:
+            for batch in range(first, 40, 2):
+                assert catalog.record_batch(run_id, progress(batch), snapshot(batch),
+                                            [LateCount("red", W0, W1, accepted=1)])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=record, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(p.batch_id for p in catalog.progress("team_scores")) == list(range(40))
+    [window] = catalog.late_counts("team_scores")
+    assert window.accepted == 40
+
+
+def test_a_dropped_connection_is_replaced(catalog: Catalog, run_id: int) -> None:
+    """PostgreSQL: the batch connection is kept between batches; if the server drops it the
+    next batch reconnects (and a retried batch is still counted once)."""
+    assert catalog.record_batch(run_id, progress(0), snapshot(0), [LateCount("red", W0, W1, accepted=1)])
+    if catalog.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL only")
+    with catalog.engine.connect() as conn:
+        conn.exec_driver_sql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        conn.commit()
+    assert catalog.record_batch(run_id, progress(1), snapshot(1), [LateCount("red", W0, W1, accepted=1)])
+    assert not catalog.record_batch(run_id, progress(1), snapshot(1), [LateCount("red", W0, W1, accepted=1)])
+    [window] = catalog.late_counts("team_scores")
+    assert window.accepted == 2
+
+
+def test_closing_the_catalog_stops_the_checkpointer(catalog_url: str, clock: ManualClock) -> None:
+    import threading
+
+    cat = Catalog(catalog_url, clock=clock)
+    store = cat.create_job(team_scores(), "alice").store_name
+    run_id = cat.start_run("team_scores", 1, store, 1, "h", None).id
+    for batch in range(3):
+        cat.record_batch(run_id, progress(batch), snapshot(batch), [LateCount("red", W0, W1, accepted=1)])
+    cat.close()
+    assert not [t for t in threading.enumerate() if t.name == "tidemark-sqlite-checkpoint"]
+    with Catalog(catalog_url, clock=clock) as again:
+        assert [p.batch_id for p in again.progress("team_scores")] == [0, 1, 2]
