@@ -14,6 +14,7 @@ watermark": none known yet (minus infinity) or the input has ended (plus infinit
 from __future__ import annotations
 
 import json
+import json.encoder
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from jobs.timeutil import datetime_to_ms
+
+_encode_str = json.encoder.encode_basestring
+"""JSON text of a str with non-ASCII kept (the function json.dumps uses for it)."""
 
 Key = str | int | float | bool | None
 """A record's key: a JSON scalar; ``None`` is the null key (definitions without ``key``)."""
@@ -41,6 +45,8 @@ def key_json(key: Key) -> str:
 
     Python would treat ``1``, ``1.0`` and ``True`` as one dict key; JSON (and the user) do not.
     """
+    if type(key) is str:  # what json.dumps(key, ensure_ascii=False) returns, without the encoder
+        return _encode_str(key)
     return json.dumps(plain_key(key), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import gc
 import json
+import json.encoder
 import math
 import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from jobs.definition.model import Definition
@@ -145,6 +147,8 @@ def _column(series: pd.Series, integral: bool) -> Any:
 
 
 _JSON_CONST = {True: "true", False: "false"}
+_encode_str = json.encoder.encode_basestring
+"""JSON text of a str with non-ASCII kept: what json.dumps(s, ensure_ascii=False) returns."""
 
 
 def _values_text(values: dict[str, Any], prefixes: dict[str, str]) -> str:
@@ -154,7 +158,8 @@ def _values_text(values: dict[str, Any], prefixes: dict[str, str]) -> str:
     for name, v in values.items():
         pre = prefixes.get(name)
         if pre is None:
-            pre = prefixes[name] = json.dumps(name, ensure_ascii=False) + ":"
+            pre = prefixes[name] = (_encode_str(name) if type(name) is str
+                                    else json.dumps(name, ensure_ascii=False)) + ":"
         t = type(v)
         if t is int:
             parts.append(pre + int.__repr__(v))
@@ -165,26 +170,72 @@ def _values_text(values: dict[str, Any], prefixes: dict[str, str]) -> str:
         elif t is bool:
             parts.append(pre + _JSON_CONST[v])
         elif t is str:
-            parts.append(pre + json.dumps(v, ensure_ascii=False))
+            parts.append(pre + _encode_str(v))
         else:
             return json.dumps(jsonable(values), separators=(",", ":"), ensure_ascii=False)
     return "{" + ",".join(parts) + "}"
 
 
+_PANE_FIELDS = (
+    ("window_start", "window_start"), ("window_end", "window_end"), ("timing", "timing"),
+    ("pane_index", "pane_index"), ("is_first", "is_first"), ("is_last", "is_last"),
+    ("retraction", "retraction"), ("emitted_at", "emitted_at"), ("watermark", "watermark"),
+)
+"""(output column, Pane field) copied as they are."""
+
+
+def _key_texts(keys: list[Any]) -> list[str]:
+    """``key_json(jsonable(k))`` of each key, computed once per distinct key."""
+    if set(map(type, keys)) == {str}:
+        texts = {k: key_json(k) for k in set(keys)}
+        return list(map(texts.__getitem__, keys))
+    cache: dict[tuple[type, Any], str] = {}
+    out = []
+    for k in keys:
+        t = cache.get((type(k), k))
+        if t is None:
+            t = cache[(type(k), k)] = key_json(jsonable(k))
+        out.append(t)
+    return out
+
+
 def _emission_columns(emissions: list[Any], late_counts: list[dict[str, Any]]
                       ) -> dict[str, list[Any]]:
-    """The output rows as columns (``OUT_COLUMNS``), built from the emissions' fields; a pane
+    """The output rows as columns (``OUT_COLUMNS``), built from the emissions' fields: a pane
     row holds exactly what its ``to_json()`` holds (key and values as canonical JSON text),
     other rows their ``to_json()`` as ``payload``."""
     n = len(emissions) + len(late_counts)
-    cols: dict[str, list[Any]] = {c: [None] * n for c in OUT_COLUMNS}
+    cols: dict[str, list[Any]] = {}
+    prefixes: dict[str, str] = {}
+    if set(map(type, emissions)) <= {Pane}:  # panes only (the common case): column by column
+        panes = emissions
+        m = len(panes)
+        pad = [None] * len(late_counts)
+        cols["kind"] = ["pane"] * m + ["late_count"] * len(late_counts)
+        cols["seq"] = list(range(n))
+        cols["key"] = _key_texts(list(map(attrgetter("key"), panes))) + pad
+        for col, name in _PANE_FIELDS:
+            cols[col] = list(map(attrgetter(name), panes)) + pad
+        fet = list(map(attrgetter("first_event_time"), panes))
+        if fet.count(None) == m:
+            cols["first_event_time"] = [None] * n
+            cols["last_event_time"] = [None] * n
+        else:  # to_json() has last_event_time only with first_event_time
+            cols["first_event_time"] = fet + pad
+            cols["last_event_time"] = [
+                None if f is None else p.last_event_time for f, p in zip(fet, panes, strict=True)
+            ] + pad
+        cols["values"] = [_values_text(p.values, prefixes) for p in panes] + pad
+        cols["payload"] = [None] * m + [
+            json.dumps(c, ensure_ascii=False, default=str) for c in late_counts]
+        return {c: cols[c] for c in OUT_COLUMNS}
+    cols = {c: [None] * n for c in OUT_COLUMNS}
     kind, seq, key, ws, we = cols["kind"], cols["seq"], cols["key"], cols["window_start"], cols["window_end"]
     fet, let, timing, pidx = (cols["first_event_time"], cols["last_event_time"], cols["timing"],
                               cols["pane_index"])
     first, last, retr, vals = cols["is_first"], cols["is_last"], cols["retraction"], cols["values"]
     emitted, wmk, payload = cols["emitted_at"], cols["watermark"], cols["payload"]
     keys: dict[tuple[type, Any], str] = {}
-    prefixes: dict[str, str] = {}
     for i, e in enumerate(emissions):
         seq[i] = i
         if type(e) is Pane:
@@ -218,13 +269,36 @@ def _emission_columns(emissions: list[Any], late_counts: list[dict[str, Any]]
     return cols
 
 
+def _typed(values: list[Any]) -> Any:
+    """A column for pandas: a NumPy array when it holds only ints or only bools (what pandas
+    would infer from the list, without its per-element inference), else the list itself."""
+    import numpy as np
+
+    if not values or None in values:
+        return values
+    types = set(map(type, values))
+    if types == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            return values
+    if types == {bool}:
+        return np.array(values, dtype=bool)
+    if types == {str}:
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values
+        return arr
+    return values
+
+
 def _emission_frame(emissions: list[Any], late_counts: list[dict[str, Any]]
                     ) -> pd.DataFrame | None:
     import pandas as pd
 
     if not emissions and not late_counts:
         return None
-    return pd.DataFrame(_emission_columns(emissions, late_counts), columns=OUT_COLUMNS)
+    cols = _emission_columns(emissions, late_counts)
+    return pd.DataFrame({c: _typed(cols[c]) for c in OUT_COLUMNS}, columns=OUT_COLUMNS)
 
 
 # ------------------------------------------------------------------ state blob
@@ -447,6 +521,100 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
     return EngineProcessor()
 
 
+# ------------------------------------------------------------------ buckets -> partitions
+
+LAYOUT_FILE = "tidemark_engine_buckets.json"
+"""In the checkpoint's root: the bucket count and the grouping value of each bucket, fixed
+when the checkpoint is created (a restart must group keys exactly as before)."""
+
+_M = 0xFFFFFFFF
+
+
+def _murmur3_long(value: int, seed: int = 42) -> int:
+    """Spark's ``hash()`` of a BIGINT (Murmur3_x86_32.hashLong, seed 42): the hash
+    ``HashPartitioning`` takes ``pmod`` of to place a grouping key on a shuffle partition."""
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & _M
+
+    def mix(h1: int, k1: int) -> int:
+        k1 = (k1 * 0xCC9E2D51) & _M
+        k1 = rotl(k1, 15)
+        k1 = (k1 * 0x1B873593) & _M
+        h1 ^= k1
+        h1 = rotl(h1, 13)
+        return (h1 * 5 + 0xE6546B64) & _M
+
+    v = value & 0xFFFFFFFFFFFFFFFF
+    h = mix(mix(seed & _M, v & _M), v >> 32)
+    h ^= 8
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _M
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _M
+    h ^= h >> 16
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def spread_bucket_keys(buckets: int, partitions: int) -> list[int]:
+    """A grouping value per bucket such that bucket ``i`` lands on shuffle partition
+    ``i % partitions``: the buckets share the partitions evenly. (The plain values 0..n-1 do
+    not: with 2 partitions, 0 and 1 both hash to partition 1, so one task ran every bucket.)"""
+    found: dict[int, list[int]] = {p: [] for p in range(partitions)}
+    need = {p: len(range(p, buckets, partitions)) for p in range(partitions)}
+    v = 0
+    while any(len(found[p]) < need[p] for p in found):
+        p = _murmur3_long(v) % partitions
+        if len(found[p]) < need[p]:
+            found[p].append(v)
+        v += 1
+    return [found[i % partitions][i // partitions] for i in range(buckets)]
+
+
+def bucket_layout(spark: Any, checkpoint: str, buckets: int) -> tuple[int, list[int] | None]:
+    """(bucket count, grouping value per bucket or ``None`` for the plain ``0..n-1``) of the
+    checkpoint: read from its layout file; else, for a checkpoint that already ran (written
+    before layout files existed), the plain values and the requested count; else (a new
+    checkpoint) values spread over ``spark.sql.shuffle.partitions``. Written back, so every
+    restart groups keys as the first run did."""
+    from pathlib import Path
+
+    from jobs.spark.checkpoint import strip_scheme
+
+    root = Path(strip_scheme(checkpoint))
+    marker = root / LAYOUT_FILE
+    if marker.exists():
+        d = json.loads(marker.read_text(encoding="utf-8"))
+        return int(d["buckets"]), (None if d["keys"] is None else [int(v) for v in d["keys"]])
+    offsets = root / "offsets"
+    keys: list[int] | None
+    if offsets.is_dir() and any(n.isdigit() for n in os.listdir(offsets)):
+        keys = None  # a checkpoint from before layout files: keep its grouping
+        partitions = None
+    else:
+        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+        keys = spread_bucket_keys(buckets, partitions)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / (LAYOUT_FILE + ".tmp")
+    tmp.write_text(json.dumps({"buckets": buckets, "keys": keys, "partitions": partitions}),
+                   encoding="utf-8")
+    tmp.replace(marker)
+    return buckets, keys
+
+
+def _bucket_column(spark: Any, checkpoint: str, buckets: int) -> Any:
+    """The grouping column: the key's bucket (``pmod(xxhash64(key), n)``), as the bucket's
+    grouping value of the checkpoint's layout."""
+    from pyspark.sql import functions as F
+
+    n, keys = bucket_layout(spark, checkpoint, buckets)
+    bucket = F.pmod(F.xxhash64(KEY), F.lit(n))
+    if keys is None:
+        return bucket
+    return F.element_at(F.array(*[F.lit(v).cast("bigint") for v in keys]),
+                        (bucket + F.lit(1)).cast("int"))
+
+
 def build_engine_stream(
     gated: DataFrame, defn: Definition, source_columns: Sequence[str], buckets: int,
     arrival: bool, checkpoint: str, side_root: str,
@@ -485,7 +653,7 @@ def build_engine_stream(
     stream = (
         gated.withColumn("__ts", F.timestamp_millis(F.col(EVENT_TIME) + F.lit(shift)))
         .withWatermark("__ts", f"{defn.watermark.delay} milliseconds")
-        .select(F.pmod(F.xxhash64(KEY), F.lit(buckets)).alias(BUCKET), *keep)
+        .select(_bucket_column(gated.sparkSession, checkpoint, buckets).alias(BUCKET), *keep)
     )
     return stream.groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=make_processor(cfg, shift),

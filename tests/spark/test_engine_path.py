@@ -244,3 +244,34 @@ def test_output_frame_equals_the_to_json_rows(case: str) -> None:
     got = _emission_frame(emissions, lc)
     pd.testing.assert_frame_equal(got, _reference_frame(emissions, lc))
     assert _emission_frame([], []) is None
+
+
+@pytest.mark.parametrize(("buckets", "partitions"), [(2, 2), (4, 2), (3, 4), (16, 8)])
+def test_spread_bucket_keys_share_the_partitions_evenly(
+        spark: Any, buckets: int, partitions: int) -> None:
+    from pyspark.sql import functions as F
+
+    from jobs.spark.engine_host import spread_bucket_keys
+
+    keys = spread_bucket_keys(buckets, partitions)
+    assert len(set(keys)) == buckets
+    df = spark.createDataFrame([(v,) for v in keys], "v BIGINT")
+    placed = [r[0] for r in df.select(F.pmod(F.hash("v"), F.lit(partitions))).collect()]
+    assert placed == [i % partitions for i in range(buckets)]  # Spark's own hash agrees
+
+
+def test_bucket_layout_is_fixed_by_the_checkpoint(spark: Any, tmp_path: Path) -> None:
+    import json
+
+    from jobs.spark.engine_host import LAYOUT_FILE, bucket_layout, spread_bucket_keys
+
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    new = tmp_path / "new"
+    assert bucket_layout(spark, str(new), 2) == (2, spread_bucket_keys(2, parts))
+    assert bucket_layout(spark, f"file:{new}", 6) == (2, spread_bucket_keys(2, parts))  # pinned
+    old = tmp_path / "old"
+    (old / "offsets").mkdir(parents=True)
+    (old / "offsets" / "0").write_text("v1\n{}\n")
+    assert bucket_layout(spark, str(old), 3) == (3, None)  # ran before layout files: 0..n-1
+    assert bucket_layout(spark, str(old), 5) == (3, None)
+    assert json.loads((old / LAYOUT_FILE).read_text())["keys"] is None
