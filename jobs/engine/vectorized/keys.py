@@ -107,8 +107,8 @@ class KeyTable:
     def _codes_of(self, uniq: list[Any], kind: type) -> NDArray[np.int64]:
         table = self._codes.setdefault(kind, {})
         got = list(map(table.get, uniq))
-        if None in got and kind is str:
-            # distinct strings (factorize uniques): new ones get the next codes in one go
+        if None in got and kind in (str, int):
+            # distinct strings / ints (factorize uniques): new ones get the next codes at once
             missing = [u for u, c in zip(uniq, got, strict=True) if c is None]
             fresh = range(len(self.values), len(self.values) + len(missing))
             table.update(zip(missing, fresh, strict=True))
