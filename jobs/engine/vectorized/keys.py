@@ -145,9 +145,9 @@ class KeyTable:
         if len(kinds & {bool, int, float}) > 1 or not kinds <= {str, int, float, bool, type(None)}:
             return np.fromiter((self.code_of(k) for k in arr), dtype=np.int64, count=n)
         if kinds == {str}:  # (arrays of strings) never pandas' C-string table: see above
-            codes = self._encode_by_table(arr.tolist(), str)
-            assert codes is not None
-            return codes
+            by_table = self._encode_by_table(arr.tolist(), str)
+            assert by_table is not None
+            return by_table
         local, uniques = pd.factorize(arr, use_na_sentinel=True)
         local = np.asarray(local, dtype=np.int64)
         uniq_list: list[Any] = uniques.tolist()
