@@ -295,3 +295,15 @@ def test_closing_the_catalog_stops_the_checkpointer(catalog_url: str, clock: Man
     assert not [t for t in threading.enumerate() if t.name == "tidemark-sqlite-checkpoint"]
     with Catalog(catalog_url, clock=clock) as again:
         assert [p.batch_id for p in again.progress("team_scores")] == [0, 1, 2]
+
+
+def test_the_hot_path_slot_is_slot_of() -> None:
+    from jobs.catalog.base import slot_of
+    from jobs.catalog.batch_write import late_rows
+
+    counts = [LateCount(k, s, e, accepted=1) for k in ("red", 0, 1.5, True, None, 'q"\\')
+              for s, e in ((W0, W1), (None, None), (-5, 7), (1_767_225_600_000, 1_767_225_660_000))]
+    rows = late_rows(counts)
+    assert [r[0] for r in rows] == [slot_of(c.key, c.window_start, c.window_end) for c in counts]
+    # 1 == 1.0 == True in Python, but they are different keys
+    assert len(late_rows([LateCount(1, 0, 1), LateCount(1.0, 0, 1), LateCount(True, 0, 1)])) == 3
