@@ -4,7 +4,11 @@ Records are grouped by ``bucket = pmod(xxhash64(key), buckets)``; Spark calls th
 processor (``transformWithStateInPandas``, RocksDB) once per bucket and micro-batch with all of
 that bucket's records as columnar pandas frames. The processor restores one engine (all keys of
 the bucket) from the bucket's state blob, feeds it the batch as ONE arrival instant, and saves
-the blob back: one Python call and one state round trip per bucket, never per key.
+the blob back: one Python call and one state round trip per bucket, never per key. Spark
+places a grouping value on shuffle partition ``pmod(hash(value), partitions)``, so the value of
+bucket ``i`` is chosen to land on partition ``i % partitions`` (``spread_bucket_keys``; the
+plain values 0 and 1 both land on partition 1 of 2); the bucket count and values are fixed per
+checkpoint by its layout file (``bucket_layout``). The cyclic GC is paused during a call.
 
 Watermark (global scope): Spark computes it over all partitions (``withWatermark`` on the
 shifted event time, see plan.SHIFT_FLOOR) and hands it to each call; the engine runs in
