@@ -11,7 +11,7 @@ Codes are given in first-seen order, so code order is arrival order of keys.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import count
+from itertools import count, repeat
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -106,18 +106,18 @@ class KeyTable:
 
     def _codes_of(self, uniq: list[Any], kind: type) -> NDArray[np.int64]:
         table = self._codes.setdefault(kind, {})
-        got = list(map(table.get, uniq))
-        if None in got and kind in (str, int):
+        got = np.fromiter(map(table.get, uniq, repeat(-1)), dtype=np.int64, count=len(uniq))
+        miss = np.flatnonzero(got < 0)
+        if len(miss) and kind in (str, int):
             # distinct strings / ints (factorize uniques): new ones get the next codes at once
-            missing = [u for u, c in zip(uniq, got, strict=True) if c is None]
-            fresh = range(len(self.values), len(self.values) + len(missing))
-            table.update(zip(missing, fresh, strict=True))
+            missing = list(map(uniq.__getitem__, miss.tolist()))
+            base = len(self.values)
+            table.update(zip(missing, range(base, base + len(missing)), strict=True))
             self.values.extend(missing)
-            it = iter(fresh)
-            got = [next(it) if c is None else c for c in got]
-        elif None in got:
-            got = [self.code_of(u) if c is None else c for u, c in zip(uniq, got, strict=True)]
-        return np.array(got, dtype=np.int64)
+            got[miss] = np.arange(base, base + len(missing), dtype=np.int64)
+        elif len(miss):
+            got[miss] = [self.code_of(uniq[i]) for i in miss.tolist()]
+        return got
 
     def encode(self, keys: Sequence[Any] | NDArray[Any]) -> NDArray[np.int64]:
         """Codes of a batch of keys (new keys are added in first-seen order)."""
