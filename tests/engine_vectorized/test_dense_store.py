@@ -215,3 +215,28 @@ def test_snapshot_of_dense_store_restores_dense_or_sparse() -> None:
 
 def drive_no_end(eng: Any, batches: list[RecordBatch]) -> list[str]:
     return canon([e.to_json() for b in batches for e in eng.ingest(b)])
+
+
+def test_far_apart_slices_in_one_batch_and_growing_keys() -> None:
+    """Slices spread wider than the slot range table (np.unique path), negative times, and
+    key capacity re-laid out while slots hold state."""
+    defn = bench_defn(Window("hopping", size=40, step=10, align_to=3))
+    big = 10**12
+    insts = [
+        RecordBatch(keys=["a", "b", "a"], event_times=np.array([-5, big, 7]),
+                    columns={n: np.array([1, 2, 3]) for n in ("total", "lo", "hi", "avg")},
+                    processing_time=1),
+        RecordBatch(keys=[f"k{i}" for i in range(200)], event_times=np.arange(200) * 3 - 50,
+                    columns={n: np.linspace(-1, 1, 200) for n in ("total", "lo", "hi", "avg")},
+                    processing_time=2),
+        RecordBatch(keys=["z", "a"], event_times=np.array([big + 15, big + 100]),
+                    columns={n: np.array([0.1, 0.2]) for n in ("total", "lo", "hi", "avg")},
+                    processing_time=3),
+    ]
+    eng = VectorizedEngine(defn)
+    got = drive(eng, insts)
+    assert isinstance(eng.store, DenseStore)
+    with sparse_only():
+        want = drive(VectorizedEngine(defn), insts)
+    assert got == want
+    assert got == drive(Engine(defn), insts)
