@@ -98,8 +98,9 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame) -> 
         k = F.expr(spark_sql(defn.key))
         text = F.to_json(F.array(k))
         # to_json(array(k)) is "[<json of k>]": strip the brackets
+        # substring, not a regular expression: this runs for every record
         key_json = F.when(k.isNull(), F.lit(None).cast("string")).otherwise(
-            F.regexp_extract(text, r"^\[(.*)\]$", 1)
+            F.substring(text, F.lit(2), F.length(text) - 2)
         )
         cols.append(key_json.alias(KEY))
     if defn.uses_processing_time:

@@ -53,13 +53,16 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
     """Write one batch of panes to the definition's sink; returns the number of panes."""
     kind = ctx.defn.sink.kind
     if kind == "parquet":
-        panes = panes.cache()
-        try:
-            n = panes.count()
-            panes.coalesce(1).write.mode("overwrite").parquet(f"{ctx.panes_path}/batch_id={batch_id}")
-        finally:
-            panes.unpersist()
-        return n
+        # One Spark job: the pane count rides along the write as an observed metric (no cache,
+        # no second job to count, no coalesce: a coalesce(1) here would squeeze the stateful
+        # stage that produces the panes into a single task).
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        observed = Observation(f"tidemark_panes_{batch_id}")
+        (panes.observe(observed, F.count(F.lit(1)).alias("n"))
+         .write.mode("overwrite").parquet(f"{ctx.panes_path}/batch_id={batch_id}"))
+        return int(observed.get.get("n") or 0)
     rows = [r.asDict() for r in panes.collect()]
     if kind == "catalog":
         if catalog_writer is None:
