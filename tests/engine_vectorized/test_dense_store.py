@@ -240,3 +240,19 @@ def test_far_apart_slices_in_one_batch_and_growing_keys() -> None:
         want = drive(VectorizedEngine(defn), insts)
     assert got == want
     assert got == drive(Engine(defn), insts)
+
+
+def test_new_key_with_only_dropped_records_beyond_key_capacity() -> None:
+    """(Found by hypothesis) a key coded after the last capacity growth, all of whose records
+    were dropped, has no cells: firing must not index past the capacity."""
+    defn = Definition(
+        name="cap", window=Window("tumbling", size=1), aggregations=(Aggregation("n", "count"),),
+        key="k", event_time="t", watermark=Watermark(delay=0), allowed_lateness=0,
+        trigger=Trigger(emit="final"),
+    )
+    insts = [Instant(0, [("a", 0, 17), ("a", 1, None)]), Instant(0, [("b", 0, None)])]
+    with cell_budget(64):
+        d_out, d_seen, _ = run(defn, insts, None)
+    with sparse_only():
+        s_out, s_seen, _ = run(defn, insts, None)
+    assert (d_out, d_seen) == (s_out, s_seen)

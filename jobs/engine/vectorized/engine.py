@@ -523,7 +523,8 @@ class VectorizedEngine:
                 )
                 have = slots[slots >= 0]
                 # a key's window fired iff it has a record in one of the window's slices
-                present = np.asarray(elements[have].any(axis=0), dtype=np.bool_)
+                present = np.zeros(max(cap, len(by_rank)), dtype=np.bool_)
+                present[:cap] = elements[have].any(axis=0)  # keys beyond cap: no record yet
                 codes = by_rank[present[by_rank]]
                 idx = slots[None, :] * cap + codes[:, None]
                 if len(have) < spw:
