@@ -1,12 +1,12 @@
 """Per-micro-batch bookkeeping: progress, the recovery snapshot, late counts and samples.
 
 ``record_batch`` is called by the Spark job after every committed micro-batch, so it is on the
-hot path (the benchmark holds it under 20 ms p95 with 500 windows of late counts). It is one
-transaction: the progress row is inserted with ON CONFLICT DO NOTHING on (store, batch_id) --
-if it already exists the batch is a replay after a crash and nothing else is written, so late
-counts are never counted twice -- then the snapshot, one multi-row upsert that adds this
-batch's late counts to the per-window totals, the samples, a prune that keeps the newest N
-samples per job and the heartbeat. The writing is done at driver level by
+hot path (target: under 20 ms p95 with 500 windows of late counts; see the benchmark in
+docs/catalog.md). It is one transaction: the progress row is inserted with ON CONFLICT DO
+NOTHING on (store, batch_id) -- if it already exists the batch is a replay after a crash and
+nothing else is written, so late counts are never counted twice -- then the snapshot, one
+multi-row upsert that adds this batch's late counts to the per-window totals, the samples, a
+prune that keeps the newest N samples per job and the heartbeat. The writing is done at driver level by
 :mod:`jobs.catalog.batch_write` (one statement and one round trip on PostgreSQL).
 """
 
