@@ -580,11 +580,14 @@ def bucket_layout(spark: Any, checkpoint: str, buckets: int) -> tuple[int, list[
     checkpoint: read from its layout file; else, for a checkpoint that already ran (written
     before layout files existed), the plain values and the requested count; else (a new
     checkpoint) values spread over ``spark.sql.shuffle.partitions``. Written back, so every
-    restart groups keys as the first run did."""
+    restart groups keys as the first run did. A checkpoint that is not a local path gets the
+    plain values (correct, only not spread)."""
     from pathlib import Path
 
     from jobs.spark.checkpoint import strip_scheme
 
+    if "://" in checkpoint and not checkpoint.startswith("file:"):
+        return buckets, None  # not a local path (hdfs://, s3a://): plain values, no file
     root = Path(strip_scheme(checkpoint))
     marker = root / LAYOUT_FILE
     if marker.exists():
