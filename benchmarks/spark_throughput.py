@@ -10,10 +10,15 @@ the availableNow trigger. Writes benchmarks/results/spark_throughput.json:
 - pane latency = per emitting micro-batch, its triggerExecution (time from the batch's start,
   when the closing watermark is known, to its panes being durable) - p50/p95;
 - peak memory = peak RSS of the driver process tree (Python driver, JVM, Python workers);
+- cpu_s = CPU seconds the driver's process tree (Python driver, JVM, Python workers) spent
+  between the query's start and end (JVM start excluded): on a shared machine it is steadier
+  than wall time, and events_per_cpu_s / cpu_ratio_vs_spark_native compare work, not waiting;
 - results: tidemark native panes compared with native Spark's (key, window, sum, count).
 
 Usage: python benchmarks/spark_throughput.py [--events 2000000] [--keys 10000] [--files 20]
-       [--variants spark_native,tidemark_native,tidemark_engine] [--keep]
+       [--variants spark_native,tidemark_native,tidemark_engine] [--rounds 1] [--keep]
+With --rounds N every variant runs N times, interleaved (A B C A B C ...), and the run with the
+median events/s of each variant is reported (all runs are kept under "runs").
 """
 
 from __future__ import annotations
@@ -73,12 +78,26 @@ def spec(name: str, data: Path, full: bool) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- one variant (child process)
 
+def _tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, including reaped children) of ``pid`` and its descendants."""
+    total = 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
     from jobs.config import Settings
     from jobs.spark.session import build_session
 
     settings = Settings.from_env({"TIDEMARK_HOME": str(work), "TIDEMARK_SPARK_MASTER": "local[2]"})
     spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
+    cpu0 = _tree_cpu_s(os.getpid())
     started = time.monotonic()
     if variant == "spark_native":
         progress = _spark_native(spark, data, work)
@@ -91,6 +110,7 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
         defn = load_definition(spec("bench", data, full=variant == "tidemark_engine"))
         ctx = JobContext.create(defn, settings)
         runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
+        cpu0 = _tree_cpu_s(os.getpid())
         started = time.monotonic()
         runner.run()
         q = runner.query
@@ -98,6 +118,7 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
         progress = [json.loads(p.json) for p in q.recentProgress]
         panes_path = ctx.panes_path
     elapsed = time.monotonic() - started
+    cpu_s = _tree_cpu_s(os.getpid()) - cpu0
     rows = sum(int(p.get("numInputRows") or 0) for p in progress)
     data_batches = [p for p in progress if int(p.get("numInputRows") or 0) > 0]
     durations = [int(p["durationMs"]["triggerExecution"]) for p in data_batches]
@@ -108,6 +129,8 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
         "input_rows": rows,
         "elapsed_s": round(elapsed, 2),
         "events_per_s": round(rows / elapsed, 1) if elapsed else None,
+        "cpu_s": round(cpu_s, 1),
+        "events_per_cpu_s": round(rows / cpu_s, 1) if cpu_s else None,
         "batches": len(progress),
         "batch_ms_p50": _pct(durations, 50),
         "batch_ms_p95": _pct(durations, 95),
@@ -165,9 +188,8 @@ def _panes(spark: Any, path: str, variant: str) -> str | None:
 
 # ---------------------------------------------------------------- driver
 
-def _tree_rss(pid: int) -> int:
-    """RSS bytes of ``pid`` and all its descendants."""
-    total = 0
+def _tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants."""
     children: dict[int, list[int]] = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -178,9 +200,19 @@ def _tree_rss(pid: int) -> int:
             children.setdefault(ppid, []).append(int(d))
         except (OSError, ValueError, IndexError):
             continue
+    out: list[int] = []
     stack = [pid]
     while stack:
         p = stack.pop()
+        out.append(p)
+        stack.extend(children.get(p, []))
+    return out
+
+
+def _tree_rss(pid: int) -> int:
+    """RSS bytes of ``pid`` and all its descendants."""
+    total = 0
+    for p in _tree(pid):
         try:
             with open(f"/proc/{p}/status") as fh:
                 for line in fh:
@@ -188,11 +220,17 @@ def _tree_rss(pid: int) -> int:
                         total += int(line.split()[1]) * 1024
         except OSError:
             pass
-        stack.extend(children.get(p, []))
     return total
 
 
-def measure(variant: str, data: Path, work: Path) -> dict[str, Any]:
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    ok = sorted((r for r in runs if r.get("events_per_s")), key=lambda r: r["events_per_s"])
+    return dict(ok[(len(ok) - 1) // 2]) if ok else dict(runs[0])
+
+
+def measure(variant: str, data: Path, base: Path, round_no: int = 0) -> dict[str, Any]:
+    work = base / f"round{round_no}"
+    work.mkdir(parents=True, exist_ok=True)
     out = work / f"{variant}.json"
     proc = subprocess.Popen(
         [sys.executable, __file__, "--child", variant, "--data", str(data), "--work", str(work),
@@ -224,6 +262,7 @@ def main() -> int:
     ap.add_argument("--keys", type=int, default=10_000)
     ap.add_argument("--files", type=int, default=20)
     ap.add_argument("--variants", default="spark_native,tidemark_native,tidemark_engine")
+    ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--output", default=str(ROOT / "benchmarks" / "results" / "spark_throughput.json"))
     ap.add_argument("--child")
@@ -242,12 +281,23 @@ def main() -> int:
         t = time.monotonic()
         generate(data, args.events, args.keys, args.files)
         gen_s = time.monotonic() - t
-        results = [measure(v, data, base) for v in args.variants.split(",")]
+        variants = args.variants.split(",")
+        runs: list[dict[str, Any]] = []
+        for round_no in range(args.rounds):
+            for v in variants:
+                r = measure(v, data, base, round_no)
+                r["round"] = round_no
+                r["load_avg_1m_after"] = round(os.getloadavg()[0], 2)
+                runs.append(r)
+        results = [_median_run([r for r in runs if r["variant"] == v]) for v in variants]
         by = {r["variant"]: r for r in results}
         base_eps = (by.get("spark_native") or {}).get("events_per_s")
+        base_cpu = (by.get("spark_native") or {}).get("events_per_cpu_s")
         for r in results:
             if base_eps and r.get("events_per_s"):
                 r["ratio_vs_spark_native"] = round(r["events_per_s"] / base_eps, 3)
+            if base_cpu and r.get("events_per_cpu_s"):
+                r["cpu_ratio_vs_spark_native"] = round(r["events_per_cpu_s"] / base_cpu, 3)
         comparison = None
         ref = (by.get("spark_native") or {}).get("panes")
         mine = (by.get("tidemark_native") or {}).get("panes")
@@ -256,7 +306,7 @@ def main() -> int:
             b = set(Path(mine).read_text().splitlines())
             comparison = {"spark_native_panes": len(a), "tidemark_native_panes": len(b),
                           "identical": a == b, "only_spark": len(a - b), "only_tidemark": len(b - a)}
-        for r in results:
+        for r in [*runs, *results]:
             r.pop("panes", None)
         report = {
             "benchmark": "spark_throughput",
@@ -267,7 +317,9 @@ def main() -> int:
                      "generate_s": round(gen_s, 1)},
             "config": {"master": "local[2]", "shuffle_partitions": 2, "state_store": "RocksDB",
                        "maxFilesPerTrigger": 1, "trigger": "availableNow"},
+            "rounds": args.rounds,
             "results": results,
+            "runs": [{k: v for k, v in r.items() if k != "panes"} for r in runs],
             "comparison": comparison,
         }
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,8 @@ class JobRunner:
         self.stop_requested = threading.Event()
         self.reports: list[BatchReport] = []
         self._reported: set[int] = set()
+        self._last_seen: tuple[Any, Any] | None = None
+        """(batch id, timestamp) of the newest progress event already drained."""
         self._panes: dict[int, int] = {}
         self._to_ours: Callable[[int], int | None] = lambda wm: wm if wm > 0 else None
         self.query: StreamingQuery | None = None
@@ -237,19 +239,42 @@ class JobRunner:
             self.reporter.report(report)
 
     def drain_progress(self) -> None:
-        """Report every committed batch not reported yet (oldest first)."""
+        """Report every committed batch not reported yet (oldest first).
+
+        Called twice a second for as long as the job runs, so it first looks at the newest
+        progress event only: when that is the one it saw last time (and nothing was left
+        waiting for its commit), there is nothing to report and the whole ``recentProgress``
+        list (up to 100 events, JSON-decoded) is not fetched."""
         q = self.query
         if q is None:
             return
+        last = q.lastProgress
+        if last is None:
+            return
+        newest = _progress_dict(last)
+        seen = (newest.get("batchId"), newest.get("timestamp"))
+        if seen == self._last_seen:
+            return
+        pending = False
         for p in q.recentProgress:
-            prog = json.loads(p.json) if hasattr(p, "json") else dict(p)
+            prog = _progress_dict(p)
             bid = int(prog["batchId"])
             if bid in self._reported or "addBatch" not in (prog.get("durationMs") or {}):
                 continue  # already reported, or an idle "waiting for data" event
             if not (Path(strip_scheme(self.ctx.checkpoint)) / "commits" / str(bid)).exists():
+                pending = True
                 continue  # not committed yet: not a recovery point
             report = build_report(self.ctx, prog, self._to_ours, self._panes.pop(bid, 0))
             self._reported.add(bid)
             self.reports.append(report)
             if self.reporter is not None:
                 self.reporter.report(report)
+        if not pending:
+            self._last_seen = seen
+
+
+def _progress_dict(progress: Any) -> dict[str, Any]:
+    """A progress event as a dict (pyspark hands out objects with ``.json`` or dicts)."""
+    if hasattr(progress, "json"):
+        return dict(json.loads(progress.json))
+    return dict(progress)
