@@ -10,7 +10,6 @@ restart from that batch would resume with:
 from __future__ import annotations
 
 import json
-import zlib
 from typing import TYPE_CHECKING, Any
 
 from jobs.spark.checkpoint import committed_batches
@@ -62,7 +61,7 @@ def _native_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
 
 def _engine_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
     from jobs.engine import make_engine
-    from jobs.spark.engine_host import _restore, engine_mode
+    from jobs.spark.engine_host import decode_state, engine_mode
 
     mode = engine_mode(ctx.defn)
     out: list[dict[str, Any]] = []
@@ -71,8 +70,7 @@ def _engine_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
         blob = value["blob"] if value is not None else None
         if blob is None:
             continue
-        snap = json.loads(zlib.decompress(bytes(blob)))
         probe = make_engine(ctx.defn, None, mode)
-        eng = make_engine(ctx.defn, _restore(type(probe.state), snap), mode)
+        eng = make_engine(ctx.defn, decode_state(bytes(blob), type(probe.state)), mode)
         out.extend(eng.open_windows())
     return sorted(out, key=lambda d: (json.dumps(d["key"]), d.get("window_start") or 0))

@@ -59,7 +59,7 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        observed = Observation(f"tidemark_panes_{batch_id}")
+        observed = Observation(f"tidemark_panes_{ctx.store}_{batch_id}")
         (panes.observe(observed, F.count(F.lit(1)).alias("n"))
          .write.mode("overwrite").parquet(f"{ctx.panes_path}/batch_id={batch_id}"))
         return int(observed.get.get("n") or 0)
