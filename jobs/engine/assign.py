@@ -110,6 +110,7 @@ class Assigner(EngineCore):
                         self._drop(ks, kj, t, s0, e0, "expired", i, late)
                         continue
                     w = windows[wid] = self._new_window(kj, s0, e0, close, wm0 >= close)
+                # `_add` inlined: this loop runs once per (record, window) on the hot path
                 accs = w.accs
                 for j, add in adders:
                     accs[j] = add(accs[j], inputs[j][i], t, seq)
