@@ -10,20 +10,29 @@ processing time before the first ``$processing_time`` line is that line's time (
 starts with records does not "wait" from 1970 until its first clock line), or 0 when the file
 has no such line. Malformed lines never stop the run: they become ``dead_letter`` lines,
 emitted in line order just before the output of the instant they belong to.
+
+With the vectorized engine the fired windows come out as columns
+(:class:`jobs.engine.vectorized.columns.FinalPanes`): ``replay_file`` formats their output lines
+straight from the columns (no ``Pane`` or dict per window; byte-identical to ``json.dumps`` of
+``to_json()``, which the tests check), ``replay_lines`` builds the panes' dicts from
+``to_panes()``. Both go through one driver, :func:`_replay_chunks`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from jobs.definition.model import Definition
 from jobs.engine import Engine, make_engine
 from jobs.engine.extract import RecordExtractor
 from jobs.engine.records import DeadLetter, Emission
 from jobs.timeutil import TimeParseError, parse_instant
+
+if TYPE_CHECKING:
+    from jobs.engine.vectorized.columns import FinalPanes
 
 EngineChoice = Literal["general", "auto", "vectorized"]
 CONTROL_KEYS = ("$processing_time", "$watermark")
@@ -106,9 +115,30 @@ def replay_lines(
     engine: EngineChoice = "general",
 ) -> Iterator[dict[str, Any]]:
     """The replay output objects of ``lines`` (JSON text, or already parsed objects)."""
+    for chunk in _replay_chunks(defn, lines, eof_flush=eof_flush, stats=stats, engine=engine):
+        if isinstance(chunk, list):
+            for e in chunk:
+                yield e.to_json()
+        else:
+            for p in chunk.to_panes():
+                yield p.to_json()
+
+
+def _replay_chunks(
+    defn: Definition,
+    lines: Iterable[str | dict[str, Any]],
+    *,
+    eof_flush: bool,
+    stats: ReplayStats | None,
+    engine: EngineChoice,
+) -> Iterator[list[Emission] | FinalPanes]:
+    """The replay output in order, as chunks: lists of emissions (objects) and, from an engine
+    with columnar output (the vectorized one), the fired windows of a call as columns. Counts
+    go to ``stats`` as the chunks are produced."""
     st = stats if stats is not None else ReplayStats()
     eng: Any = Engine(defn) if engine == "general" else make_engine(
         defn, vectorized=True if engine == "vectorized" else None)
+    columnar = hasattr(eng, "ingest_columns")
     extractor = RecordExtractor(defn)
     source = defn.watermark.strategy == "source"
     it = _parsed(lines)
@@ -125,7 +155,7 @@ def replay_lines(
 
     pending: list[_Line] = []
 
-    def count(emissions: Iterable[Emission]) -> Iterator[dict[str, Any]]:
+    def count(emissions: Sequence[Emission]) -> Iterator[list[Emission]]:
         for e in emissions:
             if e.type == "pane":
                 st.panes += 1
@@ -133,9 +163,17 @@ def replay_lines(
                 st.late += 1
             else:
                 st.dead_letters += 1
-            yield e.to_json()
+        if emissions:
+            yield list(emissions)
 
-    def flush() -> Iterator[dict[str, Any]]:
+    def count_columns(out: Any) -> Iterator[list[Emission] | FinalPanes]:
+        """A columnar engine output (``ColumnarOutput``): its objects, then its panes."""
+        yield from count(out.before)
+        if len(out.panes):
+            st.panes += len(out.panes)
+            yield out.panes
+
+    def flush() -> Iterator[list[Emission] | FinalPanes]:
         if not pending:
             return
         recs = [p for p in pending if p.kind == "record"]
@@ -149,7 +187,10 @@ def replay_lines(
         yield from count(letters)
         if len(batch):
             batch.processing_time = None  # arrives at the engine's current processing time
-            yield from count(eng.ingest(batch))
+            if columnar:
+                yield from count_columns(eng.ingest_columns(batch))
+            else:
+                yield from count(eng.ingest(batch))
 
     for parsed in _chain(head, it):
         st.lines = parsed.number
@@ -166,12 +207,18 @@ def replay_lines(
                 continue
             yield from count(eng.advance_processing_time(parsed.value))
         elif source:
-            yield from count(eng.advance_watermark(parsed.value))
+            if columnar:
+                yield from count_columns(eng.advance_watermark_columns(parsed.value))
+            else:
+                yield from count(eng.advance_watermark(parsed.value))
         else:
             st.ignored_watermarks += 1
     yield from flush()
     if eof_flush:
-        yield from count(eng.end_of_input())
+        if columnar:
+            yield from count_columns(eng.end_of_input_columns())
+        else:
+            yield from count(eng.end_of_input())
 
 
 def _processing_time(eng: Any) -> int | None:
@@ -202,10 +249,14 @@ def replay_file(
     src = sys.stdin if input_path == "-" else open(input_path, encoding="utf-8")  # noqa: SIM115
     dst = sys.stdout if output_path == "-" else open(output_path, "w", encoding="utf-8")  # noqa: SIM115
     try:
-        for obj in replay_lines(defn, (line.rstrip("\n") for line in src), eof_flush=eof_flush,
-                                stats=stats, engine=engine):
-            dst.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
-            dst.write("\n")
+        for chunk in _replay_chunks(defn, (line.rstrip("\n") for line in src),
+                                    eof_flush=eof_flush, stats=stats, engine=engine):
+            if isinstance(chunk, list):
+                for e in chunk:
+                    dst.write(json.dumps(e.to_json(), separators=(",", ":"), ensure_ascii=False))
+                    dst.write("\n")
+            else:  # columns: the same lines, formatted without building panes
+                dst.writelines(line + "\n" for line in chunk.json_lines())
     finally:
         if src is not sys.stdin:
             src.close()

@@ -33,12 +33,22 @@ class Agg(Protocol):
     def take(self, idx: I64) -> None: ...
     def values(self, idx: I64) -> list[Any]: ...
     def combine(self, idx: NDArray[np.int64]) -> list[Any]: ...
+    def values_array(self, idx: I64) -> NDArray[Any]: ...
+    def combine_array(self, idx: NDArray[np.int64]) -> NDArray[Any]: ...
     def dump(self) -> dict[str, list[Any]]: ...
     def load(self, d: dict[str, list[Any]]) -> None: ...
 
 
 def _cat(a: NDArray[Any], n: int, fill: Any) -> NDArray[Any]:
     return np.concatenate([a, np.full(n, fill, dtype=a.dtype)])
+
+
+def object_array(values: list[Any]) -> NDArray[Any]:
+    """A 1-d object array holding exactly these Python objects (``np.array`` would try to
+    find a common dtype, or nest sequences)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 class CountAgg:
@@ -66,11 +76,25 @@ class CountAgg:
         self.n = self.n[idx]
 
     def values(self, idx: I64) -> list[Any]:
-        return self.n[idx].tolist()
+        return self.values_array(idx).tolist()
 
     def combine(self, idx: NDArray[np.int64]) -> list[Any]:
-        present = idx >= 0
-        return np.where(present, self.n[np.where(present, idx, 0)], 0).sum(axis=1).tolist()
+        return self.combine_array(idx).tolist()
+
+    def values_array(self, idx: I64) -> NDArray[Any]:
+        return self.n[idx]
+
+    def combine_array(self, idx: NDArray[np.int64]) -> NDArray[Any]:
+        # an absent slice (-1) reads cell 0 and is zeroed; summing slice by slice is cheaper
+        # than a masked (windows x slices) gather plus an axis sum
+        total = np.zeros(len(idx), dtype=np.int64)
+        for j in range(idx.shape[1]):
+            col = idx[:, j]
+            part = self.n[col]
+            if (col < 0).any():
+                part[col < 0] = 0
+            total += part
+        return total
 
     def dump(self) -> dict[str, list[Any]]:
         return {"n": self.n.tolist()}
@@ -141,41 +165,69 @@ class SumAgg:
         return float(total) if is_float else int(total)
 
     def _finish(
-        self, hf: NDArray[np.bool_], fsum: NDArray[np.float64], isum: I64, nn: I64
-    ) -> list[Any]:
-        """Output values: ``mean`` as float(sum) / n (None without values), ``sum`` an int
-        unless a float took part. Vectorized; Python objects only for the final list."""
+        self, hf: NDArray[np.bool_] | None, fsum: NDArray[np.float64] | None, isum: I64,
+        nn: I64,
+    ) -> NDArray[Any]:
+        """Output values as an array: ``mean`` as float(sum) / n (None without values), ``sum``
+        an int unless a float took part. A numeric dtype when every value has one Python type
+        (``tolist()`` then gives exactly the Python objects), an object array otherwise.
+        ``hf``/``fsum`` None: no float took part anywhere (the common all-int case)."""
         if self.mean:
-            total = np.where(hf, fsum, isum.astype(np.float64))
-            res: list[Any] = (total / np.maximum(nn, 1)).tolist()
+            total = isum.astype(np.float64)
+            if hf is not None:
+                assert fsum is not None
+                total = np.where(hf, fsum, total)
+            res = total / np.maximum(nn, 1)
             if (nn == 0).any():
-                for i in np.flatnonzero(nn == 0).tolist():
-                    res[i] = None
+                out = object_array(res.tolist())
+                out[nn == 0] = None
+                return out
             return res
-        if not hf.any():
-            return isum.tolist()
+        if hf is None or not hf.any():
+            return isum
+        assert fsum is not None
         if hf.all():
-            return fsum.tolist()
-        return [
+            return fsum
+        return object_array([
             f if h else i
             for h, f, i in zip(hf.tolist(), fsum.tolist(), isum.tolist(), strict=True)
-        ]
+        ])
 
     def values(self, idx: I64) -> list[Any]:
-        return self._finish(self.has_float[idx], self.fsum[idx], self.isum[idx], self.nn[idx])
+        return self.values_array(idx).tolist()
 
     def combine(self, idx: NDArray[np.int64]) -> list[Any]:
-        present = idx >= 0
-        safe = np.where(present, idx, 0)
-        hf_part = self.has_float[safe] & present
-        hf = hf_part.any(axis=1)
-        isum = np.where(present, self.isum[safe], 0)
-        nn = np.where(present, self.nn[safe], 0).sum(axis=1)
-        part = np.where(hf_part, self.fsum[safe], isum.astype(np.float64))
+        return self.combine_array(idx).tolist()
+
+    def values_array(self, idx: I64) -> NDArray[Any]:
+        return self._finish(self.has_float[idx], self.fsum[idx], self.isum[idx], self.nn[idx])
+
+    def combine_array(self, idx: NDArray[np.int64]) -> NDArray[Any]:
+        absent = idx < 0
+        any_absent = bool(absent.any())
+        isum = np.zeros(len(idx), dtype=np.int64)
+        nn = np.zeros(len(idx), dtype=np.int64)
+        for j in range(idx.shape[1]):  # slice by slice: no (windows x slices) temporaries
+            col = idx[:, j]
+            pi, pn = self.isum[col], self.nn[col]
+            if any_absent and absent[:, j].any():
+                pi[absent[:, j]] = 0
+                pn[absent[:, j]] = 0
+            isum += pi
+            nn += pn
+        hf_part = self.has_float[idx] & ~absent
+        if not hf_part.any():
+            return self._finish(None, None, isum, nn)
+        # floats took part: add each slice's partial sum (its float sum, or its int sum as a
+        # float) left to right, as the general engine's running sum would have
+        present = ~absent
+        part = np.where(
+            hf_part, self.fsum[idx], np.where(present, self.isum[idx], 0).astype(np.float64)
+        )
         fsum = np.zeros(len(idx), dtype=np.float64)
         for j in range(idx.shape[1]):  # slice order, left to right
             fsum = fsum + part[:, j]
-        return self._finish(np.asarray(hf, dtype=np.bool_), fsum, isum.sum(axis=1), nn)
+        return self._finish(np.asarray(hf_part.any(axis=1), dtype=np.bool_), fsum, isum, nn)
 
     def dump(self) -> dict[str, list[Any]]:
         return {
@@ -246,21 +298,30 @@ class ExtremeAgg:
         self.v, self.is_int, self.seq = self.v[idx], self.is_int[idx], self.seq[idx]
 
     @staticmethod
-    def _finish(v: NDArray[np.float64], is_int: NDArray[np.bool_], has: NDArray[np.bool_]) -> list[Any]:
+    def _finish(
+        v: NDArray[np.float64], is_int: NDArray[np.bool_], has: NDArray[np.bool_]
+    ) -> NDArray[Any]:
+        """Output values as an array (int64 / float64 when all of one type, else objects)."""
         if has.all():
             if is_int.all():
-                return v.astype(np.int64).tolist()
+                return v.astype(np.int64)
             if not is_int.any():
-                return v.tolist()
-        return [
+                return v
+        return object_array([
             None if not h else int(x) if i else x
             for x, i, h in zip(v.tolist(), is_int.tolist(), has.tolist(), strict=True)
-        ]
+        ])
 
     def values(self, idx: I64) -> list[Any]:
-        return self._finish(self.v[idx], self.is_int[idx], self.seq[idx] >= 0)
+        return self.values_array(idx).tolist()
 
     def combine(self, idx: NDArray[np.int64]) -> list[Any]:
+        return self.combine_array(idx).tolist()
+
+    def values_array(self, idx: I64) -> NDArray[Any]:
+        return self._finish(self.v[idx], self.is_int[idx], self.seq[idx] >= 0)
+
+    def combine_array(self, idx: NDArray[np.int64]) -> NDArray[Any]:
         present = idx >= 0
         safe = np.where(present, idx, 0)
         has = present & (self.seq[safe] >= 0)

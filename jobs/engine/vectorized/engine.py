@@ -10,14 +10,17 @@ Per ingest call (one arrival instant, docs/architecture.md): records are judged 
 watermark as it stood before the call, accepted records are folded into their slices, the
 watermark advances, and every window whose expiry the advance crosses is emitted; slices no
 window needs any more are dropped.
+
+Output: ``ingest_columns`` / ``advance_watermark_columns`` / ``end_of_input_columns`` return the
+fired windows as columns (:class:`~jobs.engine.vectorized.columns.FinalPanes`, late records as
+objects before them); ``ingest`` / ``advance_watermark`` / ``end_of_input`` are those calls with
+the columns materialized as ``Pane`` objects (``to_panes()``), the general engine's API. The
+columns are the engine's product: building the objects costs more than computing them.
 """
 
 from __future__ import annotations
 
 import copy
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
@@ -29,10 +32,10 @@ from jobs.engine.errors import EngineError
 from jobs.engine.records import Emission, LateRecord, RecordBatch, key_json
 from jobs.engine.state import EngineState
 from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, SumAgg
+from jobs.engine.vectorized.columns import ColumnarOutput, FinalPanes
 from jobs.engine.vectorized.dense import DenseStore, dense_eligible
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.keys import KeyTable
-from jobs.engine.vectorized.panes import final_panes
 from jobs.engine.vectorized.qualify import qualification_problems
 from jobs.engine.vectorized.store import SliceStore, first_occurrences, group_pairs
 from jobs.engine.vectorized.values import Column, Unsupported, null_mask, numeric_column
@@ -58,36 +61,6 @@ def _make_aggs(defn: Definition) -> list[Agg]:
         else:  # pragma: no cover - qualifies() refuses it
             raise Unsupported(f"aggregations.{a.name}: fn {a.fn} is not vectorized")
     return out
-
-
-def _value_dicts(names: list[str], cols: list[list[Any]]) -> list[dict[str, Any]]:
-    """One ``values`` dict per pane; dict displays for the common small cases are ~2x faster
-    than ``dict(zip(...))`` (this runs once per emitted pane)."""
-    if len(names) == 1:
-        (a,), (ca,) = names, cols
-        return [{a: x} for x in ca]
-    if len(names) == 2:
-        (a, b), (ca, cb) = names, cols
-        return [{a: x, b: y} for x, y in zip(ca, cb, strict=True)]
-    if len(names) == 3:
-        (a, b, c), (ca, cb, cc) = names, cols
-        return [{a: x, b: y, c: z} for x, y, z in zip(ca, cb, cc, strict=True)]
-    return [dict(zip(names, r, strict=True)) for r in zip(*cols, strict=True)]
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while panes are built: a firing allocates two
-    containers per pane (the pane and its values dict), none of them in a cycle, and the
-    collections those allocations trigger were re-scanning every live pane (measured: up to
-    a third of the materialization time)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _subset(col: Column | None, mask: NDArray[np.bool_]) -> Column | None:
@@ -234,19 +207,28 @@ class VectorizedEngine:
         return []
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
+        """One arrival instant (see :meth:`jobs.engine.Engine.ingest`): late lines first, in
+        arrival order, then the panes of the windows the new watermark expires."""
         if self.general is not None:
             return self.general.ingest(batch)
+        return self.ingest_columns(batch).to_emissions()
+
+    def ingest_columns(self, batch: RecordBatch) -> ColumnarOutput:
+        """:meth:`ingest` with the fired windows as columns (``to_emissions()`` of the result
+        is exactly what ``ingest`` returns)."""
+        if self.general is not None:
+            return self._columnar(self.general.ingest(batch))
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
             self.processing_time = batch.processing_time
         n = len(batch)
         if n == 0:
-            return []
+            return ColumnarOutput([], self._no_panes())
         try:
             cols = self._columns(batch, n)  # checked before any state changes
         except Unsupported as exc:
-            return self._hand_over(batch, str(exc))
+            return self._columnar(self._hand_over(batch, str(exc)))
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
         t = batch.event_times
@@ -268,39 +250,49 @@ class VectorizedEngine:
         tmax = int(t.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
         if self.mode == "external":
-            return out
+            return ColumnarOutput(out, self._no_panes())
         if self.key_scope:
             old = self.key_wm.copy()
             if self.wm != WM_INF:
                 self.key_wm = np.maximum(self.key_wm, self.key_max_t - self.delay)
-            out.extend(self._fire(old, self.key_wm))
-        else:
-            old_wm = self.wm
-            if self.wm != WM_INF:
-                self.wm = max(self.wm, self.max_t - self.delay)
-            out.extend(self._fire(old_wm, self.wm))
-        return out
+            return ColumnarOutput(out, self._fire(old, self.key_wm))
+        old_wm = self.wm
+        if self.wm != WM_INF:
+            self.wm = max(self.wm, self.max_t - self.delay)
+        return ColumnarOutput(out, self._fire(old_wm, self.wm))
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
         """Move the watermark (never back) when the host drives it (``watermark="external"``)."""
         if self.general is not None:
             return self.general.advance_watermark(wm_ms)
+        return self.advance_watermark_columns(wm_ms).to_emissions()
+
+    def advance_watermark_columns(self, wm_ms: int) -> ColumnarOutput:
+        """:meth:`advance_watermark` with the fired windows as columns."""
+        if self.general is not None:
+            return self._columnar(self.general.advance_watermark(wm_ms))
         if self.mode != "external":
             raise EngineError(
                 "advance_watermark: watermark.strategy is not 'source' and the engine computes "
                 "its own watermark (use watermark='external' to drive it)"
             )
         if self.ended or (self.wm != WM_NONE and wm_ms <= self.wm):
-            return []
-        return self._raise_all(int(wm_ms))
+            return ColumnarOutput([], self._no_panes())
+        return ColumnarOutput([], self._raise_all(int(wm_ms)))
 
     def end_of_input(self) -> list[Emission]:
         if self.general is not None:
             return self.general.end_of_input()
+        return self.end_of_input_columns().to_emissions()
+
+    def end_of_input_columns(self) -> ColumnarOutput:
+        """:meth:`end_of_input` with the fired windows as columns."""
+        if self.general is not None:
+            return self._columnar(self.general.end_of_input())
         if self.ended:
-            return []
+            return ColumnarOutput([], self._no_panes())
         self.ended = True
-        return self._raise_all(WM_INF)
+        return ColumnarOutput([], self._raise_all(WM_INF))
 
     # ------------------------------------------------------------------ internals
 
@@ -322,6 +314,23 @@ class VectorizedEngine:
         store = self.store
         return store.to_sparse() if isinstance(store, DenseStore) else store
 
+    def _agg_names(self) -> list[str]:
+        return [a.name for a in self.defn.aggregations]
+
+    def _no_panes(self) -> FinalPanes:
+        return FinalPanes.empty(self._agg_names(), self.keys, self.geo.size, self.geo.is_global,
+                                self.processing_time)
+
+    def _columnar(self, out: list[Emission]) -> ColumnarOutput:
+        """Object output of the general engine (after a hand-over) as a columnar output."""
+        return ColumnarOutput.of_emissions(out, self._agg_names(), self.geo.size,
+                                           self._processing_time_now())
+
+    def _processing_time_now(self) -> int:
+        if self.general is not None:
+            return int(self.general.state.processing_time)
+        return self.processing_time
+
     def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
         """Convert the state to the general engine's and let it run from now on (this batch
         included): exactness over speed for input the arrays cannot hold."""
@@ -331,7 +340,7 @@ class VectorizedEngine:
         self.general = Engine(self.defn, state=to_engine_state(self), watermark=self.mode)
         return self.general.ingest(batch)
 
-    def _raise_all(self, wm: int) -> list[Emission]:
+    def _raise_all(self, wm: int) -> FinalPanes:
         old = self.wm
         self.wm = max(self.wm, wm)
         if self.key_scope:
@@ -418,7 +427,7 @@ class VectorizedEngine:
 
     def _count_late(self, code: int, wid: tuple[Any, int | None, int | None], slot: int) -> None:
         key, start, end = wid
-        kj = key_json(key)
+        kj = self.keys.json_array()[code]  # cached per code (json.dumps per late pair was slow)
         tot = self.late_totals_by_key.setdefault(kj, [key, 0, 0])
         tot[1 + slot] += 1
         row = self.late_deltas.setdefault(f"{kj}|{start}|{end}", [key, start, end, 0, 0])
@@ -445,26 +454,26 @@ class VectorizedEngine:
             return np.arange(len(k))
         return np.lexsort((s, self.keys.json_rank()[k], self.geo.window_end(s)))
 
-    def _fire(self, old: I64 | int, new: I64 | int) -> list[Emission]:
+    def _fire(self, old: I64 | int, new: I64 | int) -> FinalPanes:
         """Emit every window whose expiry lies in (old, new]; drop slices no longer needed."""
         store = self.store
         if isinstance(store, DenseStore):
             assert not isinstance(old, np.ndarray) and not isinstance(new, np.ndarray)
             return self._fire_dense(store, int(old), int(new))
         if len(store) == 0:
-            return []
+            return self._no_panes()
         if self.key_scope:
             assert isinstance(old, np.ndarray) and isinstance(new, np.ndarray)
             o_rows, n_rows = old[store.key], new[store.key]
         else:
             if new == old:
-                return []
+                return self._no_panes()
             o_rows = np.full(len(store), old, dtype=np.int64)
             n_rows = np.full(len(store), new, dtype=np.int64)
         starts, valid = self.geo.window_starts(store.start)
         exp = self.geo.expiry(starts.ravel()).reshape(starts.shape)
         fire = valid & (exp > o_rows[:, None]) & (exp <= n_rows[:, None])
-        emitted: list[Emission] = []
+        emitted = self._no_panes()
         if fire.any():
             rows = np.repeat(np.arange(len(store)), starts.shape[1])[fire.ravel()]
             ws = starts[fire]
@@ -472,7 +481,7 @@ class VectorizedEngine:
                 k, s = store.key[rows], ws
                 order = self._order(k, s)
                 rows, k, s = rows[order], k[order], s[order]
-                values = [agg.values(rows) for agg in store.aggs[1:]]
+                values = [agg.values_array(rows) for agg in store.aggs[1:]]
             else:
                 gid = group_pairs(store.key[rows], ws)
                 first = first_occurrences(gid)
@@ -480,8 +489,8 @@ class VectorizedEngine:
                 order = self._order(k, s)
                 k, s = k[order], s[order]
                 idx = self._slices_of(k, s, store)
-                values = [agg.combine(idx) for agg in store.aggs[1:]]
-            emitted = self._panes(k, s, values)
+                values = [agg.combine_array(idx) for agg in store.aggs[1:]]
+            emitted = self._final(k, s, values)
         last_exp = exp[:, 0]
         store.keep(last_exp > n_rows)
         return emitted
@@ -495,19 +504,19 @@ class VectorizedEngine:
             self._by_rank = by_rank
         return self._by_rank
 
-    def _fire_dense(self, store: DenseStore, old: int, new: int) -> list[Emission]:
+    def _fire_dense(self, store: DenseStore, old: int, new: int) -> FinalPanes:
         """``_fire`` on the dense store (global watermark): the fired window starts are found
         from the few live slots; each fired window's keys are the non-empty cells of its slots,
         taken in key-JSON order, so no sort or lookup is needed."""
         if new == old or not store.slot_of:
-            return []
+            return self._no_panes()
         geo = self.geo
         live = store.live_slots()
         ss = store.slot_start[live]
         starts, valid = geo.window_starts(ss)
         exp = geo.expiry(starts.ravel()).reshape(starts.shape)
         fire = valid & (exp > old) & (exp <= new)
-        emitted: list[Emission] = []
+        emitted = self._no_panes()
         if fire.any():
             cap = store.cap
             spw = geo.slices_per_window
@@ -536,38 +545,26 @@ class VectorizedEngine:
             s = np.concatenate(ss_out)
             idx2 = np.concatenate(idxs)
             if spw == 1:
-                values = [agg.values(idx2[:, 0]) for agg in store.aggs[1:]]
+                values = [agg.values_array(idx2[:, 0]) for agg in store.aggs[1:]]
             else:
-                values = [agg.combine(idx2) for agg in store.aggs[1:]]
-            emitted = self._panes(k, s, values)
+                values = [agg.combine_array(idx2) for agg in store.aggs[1:]]
+            emitted = self._final(k, s, values)
         last_exp = exp[:, 0]
         dead = live[last_exp <= new]
         if len(dead):
             store.release(dead)
         return emitted
 
-    def _panes(self, k: I64, s: I64, values: list[list[Any]]) -> list[Emission]:
-        """Materialize the final panes of windows (k, s), already in emission order: the only
-        per-window Python work of a firing, done column by column (see ``panes``)."""
-        with _no_gc():
-            return self._build_panes(k, s, values)
-
-    def _build_panes(self, k: I64, s: I64, values: list[list[Any]]) -> list[Emission]:
-        rows = _value_dicts([a.name for a in self.store.aggs[1:]], values)
-        keys = self.keys.object_array()[k].tolist()
-        n = len(keys)
-        if self.geo.is_global:
-            starts: list[Any] = [None] * n
-            ends: list[Any] = [None] * n
-        else:
-            starts = s.tolist()
-            ends = (s + self.geo.size).tolist()
-        if self.key_scope:
-            wms = [None if w in (WM_INF, WM_NONE) else w for w in self.key_wm[k].tolist()]
-        else:
-            wm = int(self.wm)
-            wms = [None if wm in (WM_INF, WM_NONE) else wm] * n
-        return list(final_panes(keys, starts, ends, rows, wms, self.processing_time))
+    def _final(self, k: I64, s: I64, values: list[NDArray[Any]]) -> FinalPanes:
+        """The fired windows (k, s), already in emission order, as columns: no per-window
+        Python work at all (objects are built only if the caller asks, ``to_panes``)."""
+        wm = self.key_wm[k] if self.key_scope else np.full(len(k), self.wm, dtype=np.int64)
+        names = self._agg_names()
+        return FinalPanes(
+            key_codes=k, key_table=self.keys, window_start=None if self.geo.is_global else s,
+            window_size=self.geo.size, watermark=wm,
+            values=dict(zip(names, values, strict=True)), emitted_at=self.processing_time,
+        )
 
     # ------------------------------------------------------------------ snapshot
 
