@@ -29,7 +29,18 @@ written before these tags (zlib-compressed JSON snapshots, first byte 0x78) stil
 state MessagePack cannot hold (integers beyond 64 bits, unpaired surrogates) is still written
 that way. RocksDB compresses the store itself, so the blob is not compressed again.
 
-Emissions leave as rows ``kind`` = pane / late / late_count.
+Dead letters: marked in SQL (``__dead``, null for a usable record) and split off here, so a
+record crosses into Python once (no gate ``mapInArrow`` before the operator); their text is the
+gate's, rebuilt from pandas for flat column types (``dead_letter_kinds``; other schemas keep the
+gate). A marked record does not move the watermark and never reaches the engine.
+
+Panes leave as output rows (``kind`` = pane). Late records, late counts, dead letters and the
+test mode's arrival mark are written by the task itself in ``close()``, one file per (kind,
+batch, partition) with an atomic rename, as the gate writes its own: the driver's batch writer
+is then one Spark job (no cache of the output, no collect of side rows).
+
+A worker keeps each bucket's engine after saving it (``_ENGINES``) and reuses it when the store
+still holds that very save (the blob's token), else restores from the blob.
 """
 
 from __future__ import annotations
@@ -57,6 +68,10 @@ if TYPE_CHECKING:
 
 BUCKET = "__bucket"
 ARRIVAL = "__arrival"
+DEAD = "__dead"
+"""Dead-letter column (see :func:`dead_letter_column`): null for a usable record."""
+KEY_REASON = "key is null or did not evaluate"
+ET_REASON = "event time is null or did not evaluate"
 STATE_NAME = "engine"
 OUTPUT_DDL = (
     "kind STRING, seq BIGINT, key STRING, window_start BIGINT, window_end BIGINT, "
@@ -100,6 +115,13 @@ class HostConfig:
     side_root: str
     arrival: bool
     """Test mode: processing time = max of the ``__arrival`` column (replay parity)."""
+    timezone: str = "UTC"
+    """Spark's session time zone (pandas gets TIMESTAMP values as wall times in it)."""
+    ident: tuple[str, int, str] = ("", 0, "")
+    """(job, version, store): the identity every side record carries."""
+    source_kinds: tuple[str, ...] | None = None
+    """How to rebuild each source column's value for a dead letter (:func:`dead_letter_kinds`);
+    ``None``: the gate split dead letters off before the operator (no ``__dead`` column)."""
 
 
 class _LazyRecords(Sequence[dict[str, Any]]):
@@ -305,6 +327,111 @@ def _emission_frame(emissions: list[Any], late_counts: list[dict[str, Any]]
     return pd.DataFrame({c: _typed(cols[c]) for c in OUT_COLUMNS}, columns=OUT_COLUMNS)
 
 
+# ------------------------------------------------------------------ dead letters
+
+def dead_letter_kinds(schema: Any, source_columns: Sequence[str]) -> tuple[str, ...] | None:
+    """Per source column, how a dead letter's value is rebuilt from the pandas frame the
+    processor gets, so that its record text equals the gate's (which reads Arrow); ``None``
+    when a column's type has no exact rebuild (nested, binary, intervals...): such definitions
+    keep the gate before the operator. Flat types are exact: integers arrive as floats when
+    the column has nulls (made ints again), timestamps as wall times in the session zone, and
+    which values are null comes from the ``__dead`` column (a float NaN is not a null)."""
+    from pyspark.sql import types as T
+
+    by_name = {f.name: f.dataType for f in schema.fields}
+    kinds: list[str] = []
+    for c in source_columns:
+        t = by_name.get(c)
+        if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+            kinds.append("int")
+        elif isinstance(t, (T.FloatType, T.DoubleType)):
+            kinds.append("float")
+        elif isinstance(t, T.BooleanType):
+            kinds.append("bool")
+        elif type(t) is T.StringType:
+            kinds.append("str")
+        elif isinstance(t, T.DecimalType):
+            kinds.append("decimal")
+        elif isinstance(t, T.DateType):
+            kinds.append("date")
+        elif isinstance(t, T.TimestampType):
+            kinds.append("ts")
+        elif isinstance(t, T.TimestampNTZType):
+            kinds.append("ts_ntz")
+        else:
+            return None
+    return tuple(kinds)
+
+
+def dead_letter_column(has_key: bool, source_columns: Sequence[str], corrupt_column: str) -> Any:
+    """``__dead``: null for a usable record; else a reason letter and what the processor needs
+    to write the dead letter exactly as the gate does: ``u`` + the raw line (unparsable), or
+    ``k`` (key) / ``e`` (event time) + one ``0``/``1`` per source column (1 = null). Computed in
+    the JVM, so usable records cross into Python once (the processor) instead of twice (gate,
+    then processor); the column is null, and so almost free, for every usable record."""
+    from pyspark.sql import functions as F
+
+    nulls = (F.concat(*[F.when(F.col(f"`{c}`").isNull(), F.lit("1")).otherwise(F.lit("0"))
+                        for c in source_columns]) if source_columns else F.lit(""))
+    dead = F.when(F.col(f"`{corrupt_column}`").isNotNull(),
+                  F.concat(F.lit("u"), F.col(f"`{corrupt_column}`")))
+    if has_key:
+        dead = dead.when(F.col(KEY).isNull(), F.concat(F.lit("k"), nulls))
+    return dead.when(F.col(EVENT_TIME).isNull(), F.concat(F.lit("e"), nulls))
+
+
+def _source_value(v: Any, kind: str, tz: str) -> Any:
+    """A non-null source value from pandas as the gate's ``to_pylist()`` has it (timestamps
+    already as epoch ms, which is what the gate's ``_jsonable`` makes of them)."""
+    import datetime as dt
+
+    import numpy as np
+    import pandas as pd
+
+    if kind == "int":
+        return int(v)
+    if kind == "float":
+        return float(v)
+    if kind == "bool":
+        return bool(v)
+    if kind in ("ts", "ts_ntz"):
+        ts = pd.Timestamp(v)
+        if kind == "ts" and ts.tzinfo is None:
+            ts = ts.tz_localize(tz)
+        return int(ts.value // 1_000_000)
+    if kind == "date" and isinstance(v, dt.datetime):
+        return v.date()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _dead_letter_lines(frame: pd.DataFrame, cfg: HostConfig) -> list[str]:
+    """The dead-letter line of each row of ``frame`` (rows whose ``__dead`` is set): exactly
+    the line the gate writes (jobs.spark.gate)."""
+    from jobs.spark.gate import _jsonable
+
+    kinds = cfg.source_kinds or ()
+    columns = {c: frame[c].tolist() for c in cfg.source_columns}
+    job, version, store = cfg.ident
+    out: list[str] = []
+    for i, code in enumerate(frame[DEAD].tolist()):
+        tag, rest = code[0], code[1:]
+        if tag == "u":
+            reason, rec = "unparsable record", rest
+        else:
+            reason = KEY_REASON if tag == "k" else ET_REASON
+            values = {
+                c: None if rest[j] == "1" else _source_value(columns[c][i], kind, cfg.timezone)
+                for j, (c, kind) in enumerate(zip(cfg.source_columns, kinds, strict=True))
+            }
+            rec = json.dumps(_jsonable(values), separators=(",", ":"), ensure_ascii=False,
+                             default=str)
+        out.append(json.dumps({"job": job, "version": version, "store": store,
+                                "reason": reason, "record": rec}))
+    return out
+
+
 # ------------------------------------------------------------------ state blob
 
 BLOB_PACKED = 1
@@ -412,6 +539,40 @@ def _without_gc(fn: Any, *args: Any) -> Any:
             gc.enable()
 
 
+_ENGINES: dict[tuple[str, str], tuple[bytes, Any]] = {}
+"""Python-worker-local cache: (checkpoint, bucket) -> (token of the blob saved last, the engine
+that blob was made from). Restoring a bucket's engine from its blob is the biggest fixed cost
+of a call, and Python workers are reused across micro-batches, so a worker that gets the same
+bucket again continues with its engine object. The token is checked against the blob the
+store holds: after a crash, a task retry or a re-run batch the store holds an older save (a
+different token) and the engine is restored from the blob, exactly as without the cache."""
+ENGINE_CACHE_SIZE = 64
+"""At most this many engines per worker (buckets of every query the worker served)."""
+
+
+def _cache_key(cfg: HostConfig, key: Any) -> tuple[str, str]:
+    return (cfg.checkpoint, repr(tuple(_plain(k) for k in key)))
+
+
+def _take_cached(ck: tuple[str, str]) -> tuple[bytes, Any] | None:
+    """Remove and return the cache entry. A module-level function on purpose: the processor
+    class is pickled by value and would carry a copy of ``_ENGINES``; functions of this module
+    are pickled by reference, so they reach the worker's one real cache."""
+    return _ENGINES.pop(ck, None)
+
+
+def _remember(ck: tuple[str, str], token: bytes, eng: Any) -> None:
+    _ENGINES.pop(ck, None)
+    while len(_ENGINES) >= ENGINE_CACHE_SIZE:
+        del _ENGINES[next(iter(_ENGINES))]
+    _ENGINES[ck] = (token, eng)
+
+
+def _add_side(side: dict[str, list[str]], kind_line: tuple[str, str] | None) -> None:
+    if kind_line is not None:
+        side.setdefault(kind_line[0], []).append(kind_line[1])
+
+
 def make_processor(cfg: HostConfig, shift: int) -> Any:
     """A StatefulProcessor class instance for ``cfg`` (built lazily: pyspark import)."""
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
@@ -419,24 +580,36 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
 
     class EngineProcessor(StatefulProcessor):
         def init(self, handle: Any) -> None:
+            self.side: dict[str, list[str]] = {}
+            """Side lines of this task (one partition of one micro-batch), written by close()."""
+            self.arrival: int | None = None
             self.handle = handle
             self.state = handle.getValueState(
                 STATE_NAME, StructType([StructField("blob", BinaryType(), True)])
             )
             self.mode = engine_mode(cfg.defn)
 
-        def _load(self) -> Any:
+        def _load(self, key: Any) -> Any:
+            """The bucket's engine: the one this worker kept after its last save when the
+            store still holds exactly that save (same token), else restored from the blob.
+            The cache entry is taken out first, so a call that fails half way can never leave
+            a half-updated engine behind for the next one."""
             from jobs.engine import make_engine
 
-            eng = make_engine(cfg.defn, None, self.mode)
-            if self.state.exists():
-                state = decode_state(self.state.get()[0], type(eng.state))
-                eng = make_engine(cfg.defn, state, self.mode)
-            return eng
+            cached = _take_cached(_cache_key(cfg, key))
+            if not self.state.exists():
+                return make_engine(cfg.defn, None, self.mode)
+            blob = self.state.get()[0]
+            if cached is not None and cached[0] == blob_token(blob):
+                return cached[1]
+            probe = make_engine(cfg.defn, None, self.mode)
+            return make_engine(cfg.defn, decode_state(blob, type(probe.state)), self.mode)
 
-        def _save(self, eng: Any) -> None:
-            blob, _ = encode_state(eng.state)
+        def _save(self, eng: Any, key: Any) -> None:
+            blob, token = encode_state(eng.state)
             self.state.update((blob,))
+            if token is not None:
+                _remember(_cache_key(cfg, key), token, eng)
 
         def _watermark(self, timer_values: Any) -> int | None:
             wm = int(timer_values.getCurrentWatermarkInMs())
@@ -461,26 +634,48 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
                 self.handle.deleteTimer(t)
             self.handle.registerTimer(max(int(timer_values.getCurrentWatermarkInMs()), 0) + 1)
 
-        def _finish(self, emissions: list[Any], eng: Any, timer_values: Any
+        def _finish(self, emissions: list[Any], eng: Any, key: Any, timer_values: Any
                     ) -> pd.DataFrame | None:
             """Drain late counts (before saving: the deltas must not be restored and counted
-            again next batch), save the state, re-arm the timer; the output rows."""
-            frame = _emission_frame(emissions, eng.drain_late_counts())
-            self._save(eng)
+            again next batch), save the state, re-arm the timer; the output rows (panes
+            only: late records and late counts become side lines, see close())."""
+            from jobs.spark.sinks import engine_side_line
+
+            panes = [e for e in emissions if type(e) is Pane]
+            if len(panes) != len(emissions):
+                for e in emissions:
+                    if type(e) is not Pane:
+                        _add_side(self.side, engine_side_line(cfg.ident, e.to_json()))
+            for c in eng.drain_late_counts():
+                _add_side(self.side, engine_side_line(cfg.ident, {**c, "type": "late_count"}))
+            frame = _emission_frame(panes, [])
+            self._save(eng, key)
             self._rearm(timer_values)
             return frame
 
-        def _input_rows(self, rows: Any, timer_values: Any) -> pd.DataFrame | None:
+        def _input_rows(self, key: Any, rows: Any, timer_values: Any) -> pd.DataFrame | None:
             import numpy as np
             import pandas as pd
 
             from jobs.engine.records import RecordBatch
 
-            eng = self._load()
-            out = self._catch_up(eng, timer_values)
             frame = pd.concat(list(rows), ignore_index=True)
             # pyspark renames columns that start with "__" (to "_<position>"): go by position
             frame.columns = list(cfg.input_columns)
+            if cfg.source_kinds is not None:  # dead letters are split off here, not by the gate
+                if cfg.arrival:  # the gate's arrival mark: max over all records, dead too
+                    a = frame[ARRIVAL].max()
+                    if pd.notna(a):
+                        self.arrival = int(a) if self.arrival is None else max(self.arrival, int(a))
+                dead = frame[DEAD].notna().to_numpy()
+                if dead.any():
+                    self.side.setdefault("dead_letters", []).extend(
+                        _dead_letter_lines(frame[dead], cfg))
+                    frame = frame[~dead].reset_index(drop=True)
+                    if frame.empty:  # nothing for the engine: state and timer untouched, as
+                        return None  # if the gate had dropped them
+            eng = self._load(key)
+            out = self._catch_up(eng, timer_values)
             if cfg.arrival:
                 pt = int(frame[ARRIVAL].max())
             else:
@@ -499,28 +694,47 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
                 processing_time=pt,
             )
             out.extend(eng.ingest(batch))
-            return self._finish(out, eng, timer_values)
+            return self._finish(out, eng, key, timer_values)
 
-        def _expired_timer(self, timer_values: Any) -> pd.DataFrame | None:
-            eng = self._load()
+        def _expired_timer(self, key: Any, timer_values: Any) -> pd.DataFrame | None:
+            eng = self._load(key)
             out = self._catch_up(eng, timer_values)
             if not cfg.arrival:
                 out.extend(eng.advance_processing_time(
                     int(timer_values.getCurrentProcessingTimeInMs())))
-            return self._finish(out, eng, timer_values)
+            return self._finish(out, eng, key, timer_values)
 
         def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N803
-            frame = _without_gc(self._input_rows, rows, timerValues)
+            frame = _without_gc(self._input_rows, key, rows, timerValues)
             if frame is not None:
                 yield frame
 
         def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Any:  # noqa: N803
-            frame = _without_gc(self._expired_timer, timerValues)
+            frame = _without_gc(self._expired_timer, key, timerValues)
             if frame is not None:
                 yield frame
 
         def close(self) -> None:
-            pass
+            """Write this task's side files (called once per task, after its timers), one per
+            (kind, batch, partition) with an atomic rename, like the gate's: a re-run batch or a
+            retried task produces the same lines and replaces the files. Nothing on the driver
+            (its pre-init instance has no batch)."""
+            from pyspark import TaskContext
+
+            from jobs.spark.sinks import write_engine_side
+
+            ctx = TaskContext.get()
+            prop = ctx.getLocalProperty("streaming.sql.batchId") if ctx else None
+            if ctx is None or prop is None:
+                return
+            kinds = ["late", "late_counts"]
+            if cfg.source_kinds is not None:
+                kinds.append("dead_letters")
+                if cfg.arrival:
+                    kinds.append("arrival")
+                    self.side["arrival"] = [] if self.arrival is None else [str(self.arrival)]
+            write_engine_side(cfg.side_root, int(prop), ctx.partitionId(),
+                              {k: self.side.get(k, []) for k in kinds})
 
     return EngineProcessor()
 
@@ -625,12 +839,16 @@ def _bucket_column(spark: Any, checkpoint: str, buckets: int) -> Any:
 def build_engine_stream(
     gated: DataFrame, defn: Definition, source_columns: Sequence[str], buckets: int,
     arrival: bool, checkpoint: str, side_root: str,
+    dead_kinds: tuple[str, ...] | None = None, corrupt_column: str | None = None,
+    ident: tuple[str, int, str] = ("", 0, ""),
 ) -> DataFrame:
+    """The engine-hosting stateful stream. ``gated`` is the gate's output, or, with
+    ``dead_kinds`` (see :func:`dead_letter_kinds`), the projection itself (with the corrupt
+    record column): dead letters are then marked in SQL and split off by the processor."""
     from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
 
     integral_types = (ByteType, ShortType, IntegerType, LongType)
     types = {f.name: f.dataType for f in gated.schema.fields}
-    """The engine-hosting stateful stream over the gate's output."""
     from pyspark.sql import functions as F
 
     problems = unsupported(defn)
@@ -638,6 +856,8 @@ def build_engine_stream(
         raise SparkRuntimeError(
             "not supported by the Spark runtime yet: " + ", ".join(problems), "event_time"
         )
+    # only aggregations with an input cross into Python (a count's column is a constant)
+    aggs = [agg_column(i) for i, a in enumerate(defn.aggregations) if a.of is not None]
     cfg = HostConfig(
         defn=defn,
         agg_names=tuple(a.name for a in defn.aggregations),
@@ -646,19 +866,30 @@ def build_engine_stream(
                            for i in range(len(defn.aggregations))),
         source_columns=tuple(source_columns),
         input_columns=(BUCKET, KEY, EVENT_TIME,
-                       *[agg_column(i) for i in range(len(defn.aggregations))],
-                       *source_columns, *((ARRIVAL,) if arrival else ())),
+                       *aggs,
+                       *source_columns, *((ARRIVAL,) if arrival else ()),
+                       *((DEAD,) if dead_kinds is not None else ())),
         checkpoint=checkpoint,
         side_root=side_root,
         arrival=arrival,
+        timezone=str(gated.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"),
+        source_kinds=dead_kinds,
+        ident=ident,
     )
     shift = SHIFT_FLOOR
-    keep = [KEY, EVENT_TIME, *[agg_column(i) for i in range(len(defn.aggregations))],
+    keep = [KEY, EVENT_TIME, *aggs,
             *[f"`{c}`" for c in source_columns]]
     if arrival:
         keep.append(ARRIVAL)
+    ts = F.timestamp_millis(F.col(EVENT_TIME) + F.lit(shift))
+    if dead_kinds is not None:
+        # a dead letter must not move the watermark (the gate dropped it before withWatermark)
+        gated = gated.withColumn(DEAD, dead_letter_column(
+            defn.key is not None, source_columns, corrupt_column or ""))
+        ts = F.when(F.col(DEAD).isNull(), ts)
+        keep.append(DEAD)
     stream = (
-        gated.withColumn("__ts", F.timestamp_millis(F.col(EVENT_TIME) + F.lit(shift)))
+        gated.withColumn("__ts", ts)
         .withWatermark("__ts", f"{defn.watermark.delay} milliseconds")
         .select(_bucket_column(gated.sparkSession, checkpoint, buckets).alias(BUCKET), *keep)
     )

@@ -27,7 +27,7 @@ from jobs.spark.extract import EVENT_TIME, KEY, agg_column, build_projection
 from jobs.spark.gate import WLIM, GateConfig, make_gate
 from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
-from jobs.spark.sinks import PANE_COLUMNS, pane_frame, write_engine_side, write_panes
+from jobs.spark.sinks import PANE_COLUMNS, pane_frame, write_panes
 from jobs.spark.sources import read_stream
 
 if TYPE_CHECKING:
@@ -151,29 +151,37 @@ class JobRunner:
     def _engine_writer(self, projected: DataFrame, projection: Any) -> Any:
         from pyspark.sql import functions as F
 
-        from jobs.spark.engine_host import build_engine_stream
+        from jobs.spark.engine_host import build_engine_stream, dead_letter_kinds
 
         ctx, defn = self.ctx, self.ctx.defn
-        gated = self._gate(projected, projection, native=False)
+        # Dead letters: marked in SQL and split off inside the stateful processor, so every
+        # record crosses into Python once; only a source schema whose dead-letter text cannot
+        # be rebuilt exactly from pandas (nested, binary...) still runs the gate first.
+        kinds = dead_letter_kinds(projected.schema, projection.source_columns)
+        if kinds is None:
+            staged = self._gate(projected, projection, native=False)
+        else:
+            staged = projected
+            if self.options.arrival_column:
+                staged = staged.withColumn(
+                    ARRIVAL, F.col(f"`{self.options.arrival_column}`").cast("bigint"))
         self._to_ours = lambda wm: wm - SHIFT_FLOOR if wm > 0 else None
         buckets = self.options.buckets or int(
             self.spark.conf.get("spark.sql.shuffle.partitions") or "4")
-        out = build_engine_stream(gated, defn, projection.source_columns, buckets,
+        out = build_engine_stream(staged, defn, projection.source_columns, buckets,
                                   arrival=bool(self.options.arrival_column),
-                                  checkpoint=ctx.checkpoint, side_root=ctx.output_root)
+                                  checkpoint=ctx.checkpoint, side_root=ctx.output_root,
+                                  dead_kinds=kinds, corrupt_column=CORRUPT_COLUMN,
+                                  ident=(ctx.job, ctx.version, ctx.store))
         pane_cols = [F.col(f"`{c}`") for c in PANE_COLUMNS]
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:
-            batch = batch.cache()
-            try:
-                panes = batch.where(F.col("kind") == "pane").select(
-                    F.lit(ctx.job).alias("job"), F.lit(ctx.version).cast("int").alias("version"),
-                    F.lit(ctx.store).alias("store"), *pane_cols)
-                self._panes[batch_id] = write_panes(ctx, panes, batch_id, self.catalog_writer)
-                side = batch.where(F.col("kind") != "pane").select("kind", "payload").collect()
-                write_engine_side(ctx, batch_id, [(r["kind"], r["payload"]) for r in side])
-            finally:
-                batch.unpersist()
+            # The operator emits panes only (its tasks write late records, late counts and
+            # dead letters as side files themselves): one Spark job, no cache, no collect.
+            panes = batch.where(F.col("kind") == "pane").select(
+                F.lit(ctx.job).alias("job"), F.lit(ctx.version).cast("int").alias("version"),
+                F.lit(ctx.store).alias("store"), *pane_cols)
+            self._panes[batch_id] = write_panes(ctx, panes, batch_id, self.catalog_writer)
 
         return (
             out.writeStream.outputMode("append")

@@ -110,33 +110,44 @@ def read_side(root: str, kind: str, batch_id: int) -> list[dict[str, Any]]:
     return out
 
 
-def write_engine_side(ctx: JobContext, batch_id: int, rows: list[tuple[str, str]]) -> None:
-    """Late records and late counts the engine emitted in one batch, in the same per-batch
-    JSON-lines layout as the gate's side files (replaced on a re-run, never appended)."""
+def engine_side_line(ident: tuple[str, int, str], obj: dict[str, Any]) -> tuple[str, str] | None:
+    """(directory, line) for one side record the engine emitted (``to_json()`` of a late
+    record, or a late count with ``"type": "late_count"``), in the gate's line format; ``None``
+    for anything else. The object goes through the JSON text the engine path always sent (so
+    values the encoder turns into strings read the same)."""
+    from jobs.engine.records import key_json
+
+    kind = obj.get("type")
+    if kind not in ("late", "late_count"):
+        return None
+    obj = json.loads(json.dumps(obj, ensure_ascii=False, default=str))
+    if kind == "late":
+        job, version, store = ident
+        return "late", json.dumps({
+            "job": job, "version": version, "store": store,
+            "key": key_json(obj.get("key")), "event_time": obj.get("event_time"),
+            "window_start": obj.get("window_start"), "window_end": obj.get("window_end"),
+            "reason": obj.get("reason"),
+            "record": json.dumps(obj.get("record"), ensure_ascii=False, default=str),
+        }, ensure_ascii=False)
+    return "late_counts", json.dumps({
+        "key": key_json(obj.get("key")), "window_start": obj.get("window_start"),
+        "window_end": obj.get("window_end"), "accepted": int(obj.get("accepted", 0)),
+        "dropped": int(obj.get("dropped", 0)),
+    }, ensure_ascii=False)
+
+
+def write_engine_side(side_root: str, batch_id: int, partition: int,
+                      lines: dict[str, list[str]]) -> None:
+    """Side files of one engine-path task: ``<kind>/batch_id=N/part-engine-<partition>.jsonl``
+    for each kind given (late, late_counts, dead_letters, arrival), written by the stateful
+    processor in the executor, as the gate writes its own. Every kind given is written, an
+    empty one by removing the file, so a re-run batch or a retried task replaces what the
+    first attempt wrote and never adds to it."""
     from pathlib import Path
 
-    from jobs.engine.records import key_json
     from jobs.spark.gate import _write_lines
 
-    ident = {"job": ctx.job, "version": ctx.version, "store": ctx.store}
-    late: list[str] = []
-    counts: list[str] = []
-    for kind, payload in rows:
-        obj = json.loads(payload)
-        if kind == "late":
-            late.append(json.dumps({
-                **ident, "key": key_json(obj.get("key")), "event_time": obj.get("event_time"),
-                "window_start": obj.get("window_start"), "window_end": obj.get("window_end"),
-                "reason": obj.get("reason"),
-                "record": json.dumps(obj.get("record"), ensure_ascii=False, default=str),
-            }, ensure_ascii=False))
-        elif kind == "late_count":
-            counts.append(json.dumps({
-                "key": key_json(obj.get("key")), "window_start": obj.get("window_start"),
-                "window_end": obj.get("window_end"), "accepted": int(obj.get("accepted", 0)),
-                "dropped": int(obj.get("dropped", 0)),
-            }, ensure_ascii=False))
-    root = Path(ctx.output_root)
-    part = "part-engine.jsonl"
-    _write_lines(root / "late" / f"batch_id={batch_id}" / part, late)
-    _write_lines(root / "late_counts" / f"batch_id={batch_id}" / part, counts)
+    part = f"part-engine-{partition:05d}.jsonl"
+    for kind, kind_lines in lines.items():
+        _write_lines(Path(side_root) / kind / f"batch_id={batch_id}" / part, kind_lines)

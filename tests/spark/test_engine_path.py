@@ -276,3 +276,58 @@ def test_bucket_layout_is_fixed_by_the_checkpoint(spark: Any, tmp_path: Path) ->
     assert bucket_layout(spark, str(old), 5) == (3, None)
     assert json.loads((old / LAYOUT_FILE).read_text())["keys"] is None
     assert bucket_layout(spark, "hdfs://nn/ckpt", 4) == (4, None)
+
+
+def test_engine_path_dead_letters_equal_the_gates(spark: Any, tmp_path: Path,
+                                                  settings: Settings) -> None:
+    """The engine path splits dead letters off inside the stateful processor (from pandas);
+    the native path still runs the gate (from Arrow). Same input, so the same dead letters,
+    byte for byte (reason and record text), for every flat column type, nulls and NaN
+    included; dead letters do not move the watermark (a key-less record from far in the
+    future closes nothing); a batch holding only dead letters writes them and nothing else."""
+    from .conftest import land
+
+    t0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+    future = "2027-06-01T00:00:00Z"
+    good = {"team": "a", "score": 1, "ratio": 0.5, "ok": True, "amount": 1.5, "day": "2026-01-01",
+            "et": "2026-01-01T00:00:01Z", "big": 2**40}
+    land(tmp_path / "in", [
+        [good,
+         {**good, "team": None, "score": None, "ratio": float("nan"), "et": future},
+         {**good, "team": None, "ok": None, "amount": None, "day": None, "big": None},
+         {**good, "et": None, "team": "é\u2028\"x\\", "ratio": None, "score": -3},
+         {**good, "team": None, "et": None, "ratio": 1e300},
+         "garbage{ \"é\"",
+         {**good, "team": "b", "et": "2026-01-01T00:00:03.123456Z"}],
+        ["{broken", {**good, "team": None, "et": "1969-12-31T23:59:59.999Z"}],
+        [{**good, "et": "2026-01-01T00:00:30Z"}],
+    ])
+    dead: dict[bool, list[tuple[str, str]]] = {}
+    for engine in (False, True):
+        defn = load_definition({
+            "name": f"dl_{int(engine)}",
+            "source": {"kind": "files", "path": str(tmp_path / "in"), "format": "json",
+                       "schema": "team STRING, score INT, ratio DOUBLE, ok BOOLEAN, "
+                                 "amount DECIMAL(10,2), day DATE, et TIMESTAMP, big BIGINT"},
+            "key": "team", "event_time": "et",
+            "window": {"type": "tumbling", "size": "10s"},
+            "aggregations": [{"name": "total", "fn": "sum", "of": "score"},
+                             {"name": "n", "fn": "count"}],
+        })
+        ctx = JobContext.create(defn, settings, force_engine=engine)
+        assert ctx.plan.native is not engine
+        runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
+        assert runner.run() == "idle"
+        rows = read_jsonl_dir(Path(ctx.dead_letter_path))
+        assert {(d["job"], d["version"], d["store"]) for d in rows} == {
+            (ctx.job, ctx.version, ctx.store)}
+        dead[engine] = sorted((d["reason"], d["record"]) for d in rows)
+        by_batch = {r.batch_id: r.dead_letters for r in runner.reports if r.dead_letters}
+        assert by_batch == {0: 5, 1: 2}
+        if engine:
+            panes = spark.read.parquet(ctx.panes_path).collect()
+            assert sorted((p["key"], p["window_start"] - t0) for p in panes) == [
+                ('"a"', 0), ('"b"', 0)]
+            assert all(p["watermark"] < t0 + 60_000 for p in panes)
+    assert dead[True] == dead[False]
+    assert len(dead[True]) == 7
