@@ -83,3 +83,22 @@ def test_nul_string_keys_stay_distinct() -> None:
     assert t.encode(["a\x00b", "a\x00c", "a", "a\x00b"]).tolist() == [0, 1, 2, 0]
     assert t.encode(np.array(["a", "a\x00c", "z\x00"], dtype=object)).tolist() == [2, 1, 3]
     assert t.encode([2**70, 5, 2**70]).tolist() == [4, 5, 4]  # ints beyond int64 too
+
+
+def test_json_ranks_as_unicode_array_keep_python_string_order() -> None:
+    """Key-JSON ranks are computed on a fixed-width unicode array: later, longer keys must not
+    be truncated into the old width; control characters, NUL, lone surrogates and non-ASCII
+    must sort as Python sorts the JSON texts."""
+    t = KeyTable()
+    batches: list[list[Any]] = [
+        ["b", "a"], ["a" * 40, "\x00", "a\x00", "\ud800", "ü", "\x1f"],
+        [10, 9, True, None, 1.5, "a\x00b" * 9, "zz", '"q"', "\\"],
+    ]
+    for keys in batches:
+        t.encode(keys)
+        kj = [key_json(v) for v in t.values]
+        order = sorted(range(len(kj)), key=kj.__getitem__)
+        want = [0] * len(kj)
+        for r, c in enumerate(order):
+            want[c] = r
+        assert t.json_rank().tolist() == want

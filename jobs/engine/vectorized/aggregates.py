@@ -29,7 +29,10 @@ class Agg(Protocol):
 
     def precheck(self, col: Column | None) -> None: ...
     def extend(self, n: int) -> None: ...
-    def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None: ...
+    def apply(
+        self, rows: I64, col: Column | None, seq: I64, n_rows: int,
+        counts: RowCounts | None = None,
+    ) -> None: ...
     def take(self, idx: I64) -> None: ...
     def values(self, idx: I64) -> list[Any]: ...
     def combine(self, idx: NDArray[np.int64]) -> list[Any]: ...
@@ -41,6 +44,27 @@ class Agg(Protocol):
 
 def _cat(a: NDArray[Any], n: int, fill: Any) -> NDArray[Any]:
     return np.concatenate([a, np.full(n, fill, dtype=a.dtype)])
+
+
+class RowCounts:
+    """Records per row of one batch (``bincount`` of its rows), computed at most once: the
+    hidden element count, ``count`` and the value counts of ``sum`` / ``mean`` over a column
+    without nulls all need exactly this array (one ``bincount`` over all cells each was a
+    visible part of a replay's folding)."""
+
+    def __init__(self, rows: I64, n_rows: int) -> None:
+        self.rows = rows
+        self.n_rows = n_rows
+        self._counts: I64 | None = None
+
+    def __call__(self) -> I64:
+        if self._counts is None:
+            self._counts = np.asarray(np.bincount(self.rows, minlength=self.n_rows), dtype=np.int64)
+        return self._counts
+
+
+def _all_valid(col: Column) -> bool:
+    return len(col.valid) == 0 or bool(col.valid.all())
 
 
 def object_array(values: list[Any]) -> NDArray[Any]:
@@ -68,7 +92,13 @@ class CountAgg:
     def extend(self, n: int) -> None:
         self.n = _cat(self.n, n, 0)
 
-    def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None:
+    def apply(
+        self, rows: I64, col: Column | None, seq: I64, n_rows: int,
+        counts: RowCounts | None = None,
+    ) -> None:
+        if counts is not None and (col is None or _all_valid(col)):
+            self.n += counts()
+            return
         r = rows if col is None else rows[col.valid]
         self.n += np.bincount(r, minlength=n_rows).astype(np.int64)
 
@@ -133,10 +163,21 @@ class SumAgg:
         self.has_float = _cat(self.has_float, n, False)
         self.nn = _cat(self.nn, n, 0)
 
-    def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None:
+    def apply(
+        self, rows: I64, col: Column | None, seq: I64, n_rows: int,
+        counts: RowCounts | None = None,
+    ) -> None:
         assert col is not None
+        all_valid = _all_valid(col)
+        if all_valid and counts is not None:
+            self.nn += counts()
+        else:
+            self.nn += np.bincount(rows[col.valid], minlength=n_rows).astype(np.int64)
+        if all_valid and not col.any_float and not self.has_float.any():
+            # the common case, ints only so far: every record adds to its row's int sum
+            np.add.at(self.isum, rows, col.i)  # precheck() made sure this cannot overflow
+            return
         r = rows[col.valid]
-        self.nn += np.bincount(r, minlength=n_rows).astype(np.int64)
         if col.any_float:
             fl = col.is_float & col.valid
             turning = np.zeros(n_rows, dtype=bool)
@@ -269,7 +310,10 @@ class ExtremeAgg:
     def _better(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.bool_]:
         return np.asarray(a > b) if self.is_max else np.asarray(a < b)
 
-    def apply(self, rows: I64, col: Column | None, seq: I64, n_rows: int) -> None:
+    def apply(
+        self, rows: I64, col: Column | None, seq: I64, n_rows: int,
+        counts: RowCounts | None = None,
+    ) -> None:
         assert col is not None
         r = rows[col.valid]
         if len(r) == 0:

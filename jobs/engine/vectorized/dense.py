@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from jobs.engine.vectorized.aggregates import Agg, CountAgg
+from jobs.engine.vectorized.aggregates import Agg, CountAgg, RowCounts
 from jobs.engine.vectorized.geometry import Geometry
 from jobs.engine.vectorized.store import SliceStore
 from jobs.engine.vectorized.values import Column
@@ -166,8 +166,9 @@ class DenseStore:
             return False
         cells = slots * self.cap + k
         n_cells = self.n_slots * self.cap
+        counts = RowCounts(cells, n_cells)
         for agg in self.aggs:
-            agg.apply(cells, cols.get(agg.name), seq, n_cells)
+            agg.apply(cells, cols.get(agg.name), seq, n_cells, counts)
         return True
 
     def to_sparse(self) -> SliceStore:

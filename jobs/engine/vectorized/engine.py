@@ -406,23 +406,24 @@ class VectorizedEngine:
             reason = "expired"
             if not (dropped.any() or late_ok.any()):
                 return None
-        # late outputs in arrival order; a record's windows by ascending start
-        for r_i, j_row in zip(
-            suspect.tolist(), range(len(suspect)), strict=True
-        ):
-            code = int(codes[r_i])
-            for j in range(starts.shape[1] - 1, -1, -1):
-                if not (dropped[j_row, j] or late_ok[j_row, j]):
+        # late outputs in arrival order; a record's windows by ascending start. Only records
+        # with a late pair are visited, on Python lists (most suspects are merely out of order,
+        # and indexing numpy arrays element by element cost more than the rest of the judging)
+        hit = np.flatnonzero((dropped | late_ok).any(axis=1))
+        drop_l, ok_l, starts_l = dropped[hit].tolist(), late_ok[hit].tolist(), starts[hit].tolist()
+        rec_i = suspect[hit].tolist()
+        codes_l, t_l = codes[rec_i].tolist(), t[rec_i].tolist()
+        width = starts.shape[1]
+        for h, r_i in enumerate(rec_i):
+            code, drop_h, ok_h, starts_h = codes_l[h], drop_l[h], ok_l[h], starts_l[h]
+            for j in range(width - 1, -1, -1):
+                if not (drop_h[j] or ok_h[j]):
                     continue
-                s = int(starts[j_row, j])
-                wid = self._window_id(code, s)
-                slot = 1 if dropped[j_row, j] else 0
-                self._count_late(code, wid, slot)
-                if dropped[j_row, j]:
+                wid = self._window_id(code, starts_h[j])
+                self._count_late(code, wid, 1 if drop_h[j] else 0)
+                if drop_h[j]:
                     rec = batch.records[r_i] if batch.records is not None else None
-                    out.append(
-                        LateRecord(wid[0], int(t[r_i]), wid[1], wid[2], reason, rec)
-                    )
+                    out.append(LateRecord(wid[0], t_l[h], wid[1], wid[2], reason, rec))
         return accept
 
     def _count_late(self, code: int, wid: tuple[Any, int | None, int | None], slot: int) -> None:

@@ -19,6 +19,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+try:  # pandas' C hash tables (private API, stable since pandas 0.2x): see KeyTable._lookup
+    from pandas._libs.hashtable import Int64HashTable, PyObjectHashTable
+except ImportError:  # pragma: no cover - a pandas without them: the dict paths only
+    Int64HashTable = PyObjectHashTable = None
+
 from jobs.engine.records import key_json
 
 
@@ -47,8 +52,13 @@ class KeyTable:
         self._obj: NDArray[Any] = np.empty(0, dtype=object)
         self._json: NDArray[Any] = np.empty(0, dtype=object)
         self._rank: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._sorted_json: NDArray[Any] = np.empty(0, dtype=object)
-        """The key JSONs of the ranked codes, sorted (``json_rank`` merges new keys in)."""
+        self._sorted_json: NDArray[Any] = np.empty(0, dtype="<U1")
+        """The key JSONs of the ranked codes, sorted (``json_rank`` merges new keys in), as a
+        fixed-width unicode array (see ``json_rank``)."""
+        self._str_ht: Any = None
+        self._int_ht: Any = None
+        self._ht_synced = 0
+        """Codes below this are in the hash tables (``_sync_tables``)."""
         for k in keys:
             self.code_of(k)
 
@@ -78,7 +88,14 @@ class KeyTable:
         n_old = len(self._json)
         if n_old < len(self.values):
             extra = np.empty(len(self.values) - n_old, dtype=object)
-            extra[:] = [fast_key_json(v) for v in self.values[n_old:]]
+            new = self.values[n_old:]
+            kinds = set(map(type, new))
+            if kinds == {str}:
+                extra[:] = list(map(encode_basestring, new))
+            elif kinds == {int}:
+                extra[:] = list(map(int.__repr__, new))
+            else:
+                extra[:] = [fast_key_json(v) for v in new]
             self._json = np.concatenate([self._json, extra])
         return self._json
 
@@ -93,14 +110,21 @@ class KeyTable:
         # ones (key JSONs are distinct, so ranks are a permutation). An old key moves up by
         # the number of new keys before it; re-sorting all keys after every batch with a new
         # key cost more than the rest of a tumbling replay's firing.
-        new = self.json_array()[n_old:]
+        # The JSON texts are compared as a numpy unicode array ('U': C comparisons of code
+        # points, the order of Python's str comparison) rather than as objects (one Python
+        # comparison call each). Exact here: 'U' pads with NUL and ignores trailing NULs, and
+        # JSON text never holds a raw NUL (or any control character: they are escaped).
+        new = self.json_array()[n_old:].astype(str)
         order = np.argsort(new, kind="stable")
         new_sorted = new[order]
-        ins = np.asarray(np.searchsorted(self._sorted_json, new_sorted), dtype=np.int64)
+        old_sorted = self._sorted_json
+        if new.dtype.itemsize > old_sorted.dtype.itemsize:  # insert() would truncate
+            old_sorted = old_sorted.astype(new.dtype)
+        ins = np.asarray(np.searchsorted(old_sorted, new_sorted), dtype=np.int64)
         rank = np.empty(n, dtype=np.int64)
         rank[:n_old] = self._rank + np.searchsorted(ins, self._rank, side="right")
         rank[n_old + order] = ins + np.arange(len(new), dtype=np.int64)
-        self._sorted_json = np.insert(self._sorted_json, ins, new_sorted)
+        self._sorted_json = np.insert(old_sorted, ins, new_sorted)
         self._rank = rank
         return rank
 
@@ -119,13 +143,66 @@ class KeyTable:
             got[miss] = [self.code_of(uniq[i]) for i in miss.tolist()]
         return got
 
+    def _sync_tables(self) -> None:
+        """Enter the codes added since the last call into the C hash tables (each key once)."""
+        n = len(self.values)
+        if self._ht_synced == n or PyObjectHashTable is None:
+            return
+        if self._str_ht is None:
+            self._str_ht, self._int_ht = PyObjectHashTable(1024), Int64HashTable(1024)
+        new = self.values[self._ht_synced:]
+        for code, key in enumerate(new, start=self._ht_synced):
+            kind = type(key)
+            if kind is str:
+                self._str_ht.set_item(key, code)
+            elif kind is int and -(2**63) <= key < 2**63:
+                self._int_ht.set_item(key, code)
+        self._ht_synced = n
+
+    def _lookup(self, keys: NDArray[Any], kind: type) -> NDArray[np.int64] | None:
+        """Codes of known keys of one type (-1 for keys not in the table), by a C hash table
+        that mirrors that type's dict; None without pandas' tables.
+
+        Why: one ``dict.setdefault`` per key through ``map`` (~80 ns a key) was the largest
+        cost of a hopping replay once panes stopped being objects; a C lookup over an object
+        array is about half of that, array conversion included. Exact: the str table holds
+        only str keys and compares with Python equality (no C-string truncation at NUL, unlike
+        ``pandas.factorize`` on strings), and no key of another JSON type equals a string; the
+        int table is only given all-int int64 arrays (bools ruled out by the caller)."""
+        if PyObjectHashTable is None:
+            return None
+        self._sync_tables()
+        if self._str_ht is None:
+            return np.full(len(keys), -1, dtype=np.int64)
+        table = self._str_ht if kind is str else self._int_ht
+        return np.asarray(table.lookup(keys), dtype=np.int64)
+
+    def _encode_strings(self, keys: Sequence[Any]) -> NDArray[np.int64] | None:
+        """Codes of a batch whose first key is a str: C lookup of the known keys, the dict
+        path (``_encode_by_table``) for the rest; None (nothing changed) if a key that is not
+        yet known is not a string."""
+        # fromiter: half the time of np.asarray(keys, dtype=object), which inspects every
+        # element for nesting
+        obj = np.fromiter(keys, dtype=object, count=len(keys))
+        codes = self._lookup(obj, str)
+        if codes is None:
+            return self._encode_by_table(keys, str)
+        miss = np.flatnonzero(codes < 0)
+        if len(miss) == 0:
+            return codes
+        rest = self._encode_by_table(obj[miss].tolist(), str)
+        if rest is None:
+            return None
+        codes[miss] = rest
+        return codes
+
     def encode(self, keys: Sequence[Any] | NDArray[Any]) -> NDArray[np.int64]:
         """Codes of a batch of keys (new keys are added in first-seen order)."""
         n = len(keys)
         if n == 0:
             return np.zeros(0, dtype=np.int64)
         if not isinstance(keys, np.ndarray) and type(keys[0]) is str:
-            fast = self._encode_by_table(keys, str)
+            fast = self._encode_strings(keys)
             if fast is not None:
                 return fast
         if isinstance(keys, np.ndarray) and keys.dtype != object:
@@ -148,6 +225,15 @@ class KeyTable:
             by_table = self._encode_by_table(arr.tolist(), str)
             assert by_table is not None
             return by_table
+        if kinds == {int} and arr.dtype == np.int64:
+            known = self._lookup(arr, int)
+            if known is not None:
+                miss = np.flatnonzero(known < 0)
+                if len(miss):  # new keys: factorized, coded in first-seen order
+                    local, uniques = pd.factorize(arr[miss])
+                    mapping = self._codes_of(uniques.tolist(), int)
+                    known[miss] = mapping[np.asarray(local, dtype=np.int64)]
+                return known
         local, uniques = pd.factorize(arr, use_na_sentinel=True)
         local = np.asarray(local, dtype=np.int64)
         uniq_list: list[Any] = uniques.tolist()

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from jobs.engine.vectorized.aggregates import Agg
+from jobs.engine.vectorized.aggregates import Agg, RowCounts
 from jobs.engine.vectorized.geometry import Geometry
 from jobs.engine.vectorized.values import Column
 
@@ -89,8 +89,9 @@ class SliceStore:
             self.start = np.concatenate([self.start, s[first]])
             for agg in self.aggs:
                 agg.extend(n_new)
+        counts = RowCounts(rows, n_rows)
         for agg in self.aggs:
-            agg.apply(rows, cols.get(agg.name), seq, n_rows)
+            agg.apply(rows, cols.get(agg.name), seq, n_rows, counts)
 
     def lookup(self, k: I64, s: I64) -> I64:
         """Row of each (key code, slice start), -1 where absent."""
