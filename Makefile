@@ -14,6 +14,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install -q "uv==$(UV_VERSION)"
 	$(BIN)/uv pip sync --python $(BIN)/python requirements.lock
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --config-settings editable_mode=compat -e .
+	$(BIN)/python -m jobs.spark.jvm  # tidemark's JVM functions (native-path gate)
 	touch $(STAMP)
 
 install: $(STAMP)

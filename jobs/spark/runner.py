@@ -25,6 +25,8 @@ from jobs.spark.engine_host import ARRIVAL
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column, build_projection
 from jobs.spark.gate import WLIM, GateConfig, make_gate
+from jobs.spark.gate_jvm import build_jvm_gate
+from jobs.spark.jvm import register as register_jvm_functions
 from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
 from jobs.spark.sinks import PANE_COLUMNS, pane_frame, write_panes
@@ -74,6 +76,9 @@ class JobRunner:
         self._panes: dict[int, int] = {}
         self._to_ours: Callable[[int], int | None] = lambda wm: wm if wm > 0 else None
         self.query: StreamingQuery | None = None
+        self.gate_kind: str | None = None
+        """Which gate the query runs: ``jvm`` (native path, JVM functions available) or
+        ``python`` (mapInArrow; the engine path's dead-letter split, or the fallback)."""
         self.on_poll: Callable[[], object] | None = None
         """Called every ``heartbeat_seconds`` while the query runs (the run's heartbeat)."""
 
@@ -125,6 +130,10 @@ class JobRunner:
         gate_schema = StructType(
             [by_name[c] for c in out_cols] + [StructField(WLIM, LongType(), False)]
         )
+        if native and register_jvm_functions(self.spark):
+            self.gate_kind = "jvm"
+            return build_jvm_gate(projected, cfg)
+        self.gate_kind = "python"
         return projected.mapInArrow(make_gate(cfg), gate_schema)
 
     def _native_writer(self, projected: DataFrame, projection: Any) -> Any:

@@ -53,6 +53,21 @@ def python_worker_env() -> dict[str, str]:
     return {"PYSPARK_PYTHON": sys.executable, "PYTHONPATH": path}
 
 
+def _gate_jar() -> Path | None:
+    """tidemark's JVM functions (jobs/spark/jvm.py), built if needed; None without a JDK."""
+    import logging
+    import subprocess
+
+    from jobs.spark.jvm import ensure_jar
+
+    try:
+        return ensure_jar()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        logging.getLogger(__name__).warning(
+            "tidemark JVM functions not built (%s); the native path uses the Python gate", exc)
+        return None
+
+
 def build_session(
     settings: Settings | None = None,
     app_name: str = "tidemark",
@@ -77,6 +92,9 @@ def build_session(
     conf["spark.executorEnv.PYTHONPATH"] = env["PYTHONPATH"]
     conf["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
     conf["spark.ui.enabled"] = "true" if ui else "false"
+    jar = _gate_jar()
+    if jar is not None:
+        conf["spark.jars"] = str(jar)
     conf.update(extra_conf or {})
     for name, value in conf.items():
         builder = builder.config(name, value)

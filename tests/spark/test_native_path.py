@@ -111,3 +111,72 @@ def test_native_equals_replay_final_panes(spark: Any, tmp_path: Path, settings: 
     want_late = sorted((e["event_time"], e["window_start"]) for e in expected if e["type"] == "late")
     assert sorted((x["event_time"], x["window_start"]) for x in late) == want_late
     assert sum(r.late_accepted for r in runner.reports) >= 1
+
+
+def _side_files(root: Path) -> dict[str, list[str]]:
+    """Every line the gate wrote, per (kind, batch), sorted (line order within a file is not
+    part of the contract; content is)."""
+    out: dict[str, list[str]] = {}
+    for kind in ("dead_letters", "late", "late_counts"):
+        for f in sorted((root / kind).glob("batch_id=*/part-*.jsonl")):
+            key = f"{kind}/{f.parent.name}"
+            out[key] = sorted([*out.get(key, []), *f.read_text(encoding="utf-8").splitlines()])
+    return out
+
+
+@pytest.mark.parametrize("basis", ["window", "event"])
+def test_jvm_gate_writes_what_the_python_gate_writes(
+    spark: Any, tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch, basis: str,
+) -> None:
+    """The JVM gate (Spark SQL + Java) and the Python gate (mapInArrow) make the same decisions
+    and write byte-identical dead letters, late records and late counts — for awkward values:
+    floats Python prints in exponent form, NaN, -0.0, decimals, dates, sub-millisecond and
+    pre-1970 timestamps, arrays / maps / structs, control characters, DEL, non-BMP text."""
+    awkward = {"ratio": 1e300, "f": 0.1, "amount": "12.50", "day": "2026-01-02",
+               "tags": ["x", "é\u2028\"\\"], "attrs": {"k": 1, "z": None},
+               "inner": {"a": 1, "b": "\u007f\u0001\U0001f600"}}
+    land(tmp_path / "in", [
+        [{"team": "a", "score": 1, "et": "2026-01-01T00:00:01Z", **awkward},
+         {"team": "b\U0001f600", "score": 2, "et": "2026-01-01T00:00:02.5Z", "ratio": 1e-7},
+         "garbage{ \"é\"",
+         {"team": None, "score": 1, "et": "2026-01-01T00:00:01Z", "ratio": 1e16, **{
+             k: v for k, v in awkward.items() if k != "ratio"}},
+         {"team": "c", "score": 1, "et": None, "ratio": float("nan"), "f": -0.0}],
+        [{"team": "a", "score": 5, "et": "2026-01-01T00:00:22Z", "ratio": 1e15}],
+        # wm 22s: [0,10s) expired, [5s,15s) late: a@7s is accepted late in [5s,15s) under the
+        # window basis and dropped from [0,10s); before_watermark under the event basis
+        [{"team": "a", "score": 7, "et": "2026-01-01T00:00:07.000999Z", **awkward},
+         {"team": "b\U0001f600", "score": 3, "et": "2026-01-01T00:00:13Z", "ratio": 123.0},
+         {"team": "z", "score": 3, "et": "1969-12-31T23:59:59.999Z", "ratio": -2.5e-5},
+         {"team": "a", "score": 1, "et": "2026-01-01T00:00:40Z"}],
+    ])
+    lines: dict[str, dict[str, list[str]]] = {}
+    for gate in ("python", "jvm"):
+        if gate == "python":
+            monkeypatch.setenv("TIDEMARK_GATE", "python")
+        else:
+            monkeypatch.delenv("TIDEMARK_GATE", raising=False)
+        defn = load_definition({
+            "name": f"g_{gate}_{basis}",
+            "source": {"kind": "files", "path": str(tmp_path / "in"), "format": "json",
+                       "schema": "team STRING, score INT, ratio DOUBLE, f FLOAT, "
+                                 "amount DECIMAL(10,2), day DATE, et TIMESTAMP, "
+                                 "tags ARRAY<STRING>, attrs MAP<STRING,INT>, "
+                                 "inner STRUCT<a: INT, b: STRING>"},
+            "key": "team", "event_time": "et",
+            "window": {"type": "hopping", "size": "10s", "step": "5s"},
+            "allowed_lateness": "5s", "lateness_basis": basis,
+            "aggregations": [{"name": "total", "fn": "sum", "of": "score"}],
+        })
+        ctx = JobContext.create(defn, settings)
+        assert ctx.plan.native
+        runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
+        assert runner.run() == "idle"
+        assert runner.gate_kind == gate
+        lines[gate] = {k: [ln.replace(ctx.store, "STORE").replace(ctx.job, "JOB") for ln in v]
+                       for k, v in _side_files(Path(ctx.output_root)).items()}
+        reports = {r.batch_id: r for r in runner.reports}
+        assert reports[0].dead_letters == 3
+        assert reports[2].late_dropped >= 1
+    assert lines["jvm"] == lines["python"]
+    assert {k.split("/")[0] for k in lines["jvm"]} == {"dead_letters", "late", "late_counts"}

@@ -1,0 +1,58 @@
+"""The native path's gate in Spark SQL plus two JVM functions: no Python worker per record.
+
+Same decisions and the same side files as :mod:`jobs.spark.gate` (the Python gate, still used
+by the engine path and as the fallback when the JVM functions are unavailable):
+- every ordinary record (parsed, key and event time present, event time not behind the
+  batch's watermark) is kept by plain SQL, without any function call but the cached watermark
+  lookup (``tidemark_batch_watermark``: the offsets log entry of the running batch);
+- only a record that is malformed or behind the watermark reaches ``tidemark_gate`` (Java,
+  ``jvm/src/tidemark/spark/Gate.java``), which decides whether it goes on and collects the
+  dead letters, late records and late counts the Python gate would write, byte for byte;
+- ``__wlim`` (the latest window start whose window expired) is computed in SQL, so the
+  per-window drop after Spark's window assignment is unchanged (native.py).
+A record behind the watermark can only belong to a late window (a window containing t ends
+after t), so the condition picks out every record the Python gate would act on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from jobs.spark.extract import EVENT_TIME, KEY
+from jobs.spark.gate import LONG_MIN, WLIM, GateConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+
+def gate_config_text(cfg: GateConfig) -> str:
+    """The Java gate's configuration: tab-separated, parsed once per JVM."""
+    ident = json.dumps({"job": cfg.job, "version": cfg.version, "store": cfg.store})[:-1]
+    parts = [cfg.side_root, ident, str(cfg.has_key).lower(), str(cfg.size), str(cfg.step),
+             str(cfg.align_to), str(cfg.allowed_lateness), str(cfg.event_basis).lower()]
+    if any("\t" in p for p in parts):
+        raise ValueError("a tab in the gate configuration")  # paths/names never hold tabs
+    return "\t".join(parts)
+
+
+def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:
+    """``projected`` gated: columns ``cfg.out_columns`` + ``__wlim`` (as the Python gate)."""
+    from pyspark.sql import functions as F
+
+    spark_wm = F.call_function("tidemark_batch_watermark", F.lit(cfg.checkpoint))
+    ours = F.when(spark_wm > 0, spark_wm - F.lit(cfg.shift) + F.lit(cfg.allowed_lateness))
+    corrupt, key, et = F.col(cfg.corrupt_column), F.col(KEY), F.col(EVENT_TIME)
+    needs_gate = corrupt.isNotNull() | et.isNull() | (ours.isNotNull() & (et < ours))
+    if cfg.has_key:
+        needs_gate = needs_gate | key.isNull()
+    record = F.struct(*[F.col(f"`{c}`") for c in cfg.source_columns])
+    verdict = F.call_function("tidemark_gate", F.lit(gate_config_text(cfg)), corrupt, key, et,
+                              ours, record)
+    keep = F.when(needs_gate, verdict).otherwise(F.lit(True))
+    if cfg.judge_lateness and not cfg.event_basis:
+        wlim = F.coalesce(ours - F.lit(cfg.allowed_lateness + cfg.size), F.lit(LONG_MIN))
+    else:
+        wlim = F.lit(LONG_MIN)
+    return projected.where(keep).select(
+        *[F.col(c) for c in cfg.out_columns], wlim.cast("bigint").alias(WLIM))

@@ -1,0 +1,95 @@
+"""tidemark's JVM functions: built from the Java sources next to this file, loaded into Spark.
+
+Why Java at all: on the native path every record used to cross into a Python worker once, only
+so the gate could read the batch's watermark and pick out the few malformed or late records.
+``jvm/src/tidemark/spark/`` does that inside Spark's JVM (``BatchWatermark``, ``Gate``), so a
+native job starts no Python worker. The jar is compiled on first use with the JDK's ``javac``
+against pyspark's own jars and cached under a name carrying the hash of the sources (a changed
+source can never be served by a stale jar). Without a JDK, or in a session whose JVM started
+without the jar, :func:`register` returns False and the runner falls back to the Python gate
+(same output; measured slower).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SOURCES = Path(__file__).parent / "jvm" / "src"
+BUILD = Path(__file__).parent / "jvm" / "build"
+FUNCTIONS_CLASS = "tidemark.spark.Functions"
+
+
+def _sources() -> list[Path]:
+    return sorted(SOURCES.rglob("*.java"))
+
+
+def jar_path() -> Path:
+    """Where the jar for the current sources lives (it may not exist yet)."""
+    digest = hashlib.sha256()
+    for src in _sources():
+        digest.update(src.relative_to(SOURCES).as_posix().encode())
+        digest.update(src.read_bytes())
+    return BUILD / f"tidemark-spark-{digest.hexdigest()[:12]}.jar"
+
+
+def _javac() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and Path(home, "bin", "javac").exists():
+        return str(Path(home, "bin", "javac"))
+    return shutil.which("javac")
+
+
+def ensure_jar() -> Path | None:
+    """The jar, compiled if needed; None when no JDK compiler is available."""
+    jar = jar_path()
+    if jar.exists():
+        return jar
+    javac = _javac()
+    if javac is None:
+        return None
+    import pyspark
+
+    classpath = str(Path(pyspark.__file__).parent / "jars" / "*")
+    BUILD.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=BUILD) as tmp:
+        classes = Path(tmp) / "classes"
+        subprocess.run(
+            [javac, "-nowarn", "--release", "17", "-encoding", "UTF-8", "-cp", classpath,
+             "-d", str(classes), *map(str, _sources())],
+            check=True, capture_output=True, text=True,
+        )
+        staged = Path(tmp) / jar.name
+        with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
+            for cls in sorted(classes.rglob("*.class")):
+                zf.write(cls, cls.relative_to(classes).as_posix())
+        os.replace(staged, jar)  # atomic: concurrent builders each publish a whole jar
+    return jar
+
+
+def register(spark: SparkSession) -> bool:
+    """Register ``tidemark_batch_watermark`` and ``tidemark_gate`` in ``spark``; False when
+    the session's JVM cannot load them (no jar on its class path)."""
+    if os.environ.get("TIDEMARK_GATE") == "python":
+        return False
+    try:
+        jvm: Any = spark._jvm
+        jvm.tidemark.spark.Functions.register(spark._jsparkSession)
+    except Exception:  # noqa: BLE001 - any failure means: use the Python gate
+        return False
+    return True
+
+
+if __name__ == "__main__":  # ``python -m jobs.spark.jvm``: build ahead (the Makefile does)
+    built = ensure_jar()
+    print(built if built else "no javac: the native path will use the Python gate")

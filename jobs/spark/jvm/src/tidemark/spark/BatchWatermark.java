@@ -1,0 +1,65 @@
+package tidemark.spark;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.api.java.UDF1;
+
+/**
+ * Spark's watermark of the running micro-batch, read from the query's offsets log.
+ *
+ * Why: the spec judges lateness against the watermark as it stood before a micro-batch, but no
+ * Spark SQL expression exposes it (Spark's own late-row filter uses the previous batch's). The
+ * batch id is a task-local property Spark sets for every streaming task; the offsets log entry
+ * of that batch is written before the batch runs and reused when it is re-run after a crash, so
+ * the value is a pure function of (checkpoint, batch) and may be cached per JVM.
+ * Returns 0 (= no watermark yet) outside a streaming task.
+ */
+public final class BatchWatermark implements UDF1<String, Long> {
+    private static final long serialVersionUID = 1L;
+    private static final Pattern WM = Pattern.compile("\"batchWatermarkMs\"\\s*:\\s*(-?\\d+)");
+    private static final ConcurrentHashMap<String, Long> CACHE = new ConcurrentHashMap<>();
+
+    static Long batchId() {
+        TaskContext ctx = TaskContext.get();
+        String prop = ctx == null ? null : ctx.getLocalProperty("streaming.sql.batchId");
+        return prop == null ? null : Long.valueOf(prop);
+    }
+
+    static String localPath(String location) {
+        return location.startsWith("file:") ? location.substring("file:".length()) : location;
+    }
+
+    static long watermark(String checkpoint, long batch) {
+        String key = checkpoint + "\u0000" + batch;
+        Long cached = CACHE.get(key);
+        if (cached != null) return cached;
+        long wm;
+        try {
+            List<String> lines = Files.readAllLines(
+                Paths.get(localPath(checkpoint), "offsets", Long.toString(batch)),
+                StandardCharsets.UTF_8);
+            Matcher m = WM.matcher(lines.size() > 1 ? lines.get(1) : "");
+            wm = m.find() ? Long.parseLong(m.group(1)) : 0L;
+        } catch (IOException e) {
+            throw new IllegalStateException(
+                "tidemark: offsets log of batch " + batch + " unreadable under " + checkpoint, e);
+        }
+        if (CACHE.size() > 1024) CACHE.clear();
+        CACHE.put(key, wm);
+        return wm;
+    }
+
+    @Override
+    public Long call(String checkpoint) {
+        Long batch = batchId();
+        return batch == null ? 0L : watermark(checkpoint, batch);
+    }
+}

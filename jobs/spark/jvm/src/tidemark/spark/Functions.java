@@ -1,0 +1,19 @@
+package tidemark.spark;
+
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+
+/** Registers tidemark's JVM functions in a session (called from Python through py4j). */
+public final class Functions {
+    private Functions() {}
+
+    public static void register(SparkSession spark) {
+        spark.udf().register("tidemark_batch_watermark",
+            functions.udf(new BatchWatermark(), DataTypes.LongType));
+        // Nondeterministic: the gate has side effects (dead letters, late records), so the
+        // optimizer must neither duplicate nor reorder its evaluation.
+        spark.udf().register("tidemark_gate",
+            functions.udf(new Gate(), DataTypes.BooleanType).asNondeterministic());
+    }
+}
