@@ -14,6 +14,8 @@ the availableNow trigger. Writes benchmarks/results/spark_throughput.json:
   between the query's start and end (JVM start excluded): on a shared machine it is steadier
   than wall time, and events_per_cpu_s / cpu_ratio_vs_spark_native compare work, not waiting;
 - results: tidemark native panes compared with native Spark's (key, window, sum, count).
+- gate: which gate a tidemark variant ran (``jvm``: Spark SQL + Java functions, no Python
+  worker; ``python``: the mapInArrow gate; null: the engine path splits dead letters itself).
 
 Usage: python benchmarks/spark_throughput.py [--events 2000000] [--keys 10000] [--files 20]
        [--variants spark_native,tidemark_native,tidemark_engine] [--rounds 1] [--keep]
@@ -99,6 +101,7 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
     spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
     cpu0 = _tree_cpu_s(os.getpid())
     started = time.monotonic()
+    gate: str | None = None
     if variant == "spark_native":
         progress = _spark_native(spark, data, work)
         panes_path = str(work / "spark_native_out")
@@ -117,6 +120,7 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
         assert q is not None
         progress = [json.loads(p.json) for p in q.recentProgress]
         panes_path = ctx.panes_path
+        gate = runner.gate_kind
     elapsed = time.monotonic() - started
     cpu_s = _tree_cpu_s(os.getpid()) - cpu0
     rows = sum(int(p.get("numInputRows") or 0) for p in progress)
@@ -126,6 +130,7 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
                 if int((p.get("sink") or {}).get("numOutputRows") or 0) != 0]
     result: dict[str, Any] = {
         "variant": variant,
+        "gate": gate,
         "input_rows": rows,
         "elapsed_s": round(elapsed, 2),
         "events_per_s": round(rows / elapsed, 1) if elapsed else None,
