@@ -160,11 +160,7 @@ final class PyJson {
                 scala.Tuple2<?, ?> kv = (scala.Tuple2<?, ?>) it.next();
                 if (!first) out.append(',');
                 first = false;
-                out.append('[');
-                value(out, kv._1());
-                out.append(',');
-                value(out, kv._2());
-                out.append(']');
+                pair(out, kv._1(), kv._2());
             }
             out.append(']');
         } else if (v instanceof scala.collection.Iterable) {
@@ -183,11 +179,7 @@ final class PyJson {
             for (Map.Entry<?, ?> kv : ((Map<?, ?>) v).entrySet()) {
                 if (!first) out.append(',');
                 first = false;
-                out.append('[');
-                value(out, kv.getKey());
-                out.append(',');
-                value(out, kv.getValue());
-                out.append(']');
+                pair(out, kv.getKey(), kv.getValue());
             }
             out.append(']');
         } else if (v instanceof List) {
@@ -202,6 +194,15 @@ final class PyJson {
         } else {
             string(out, v.toString(), false);
         }
+    }
+
+    /** One map entry as pyarrow's to_pylist gives it: a [key, value] pair. */
+    private static void pair(StringBuilder out, Object k, Object v) {
+        out.append('[');
+        value(out, k);
+        out.append(',');
+        value(out, v);
+        out.append(']');
     }
 
     static void row(StringBuilder out, Row r) {
