@@ -60,6 +60,7 @@ from jobs.definition.model import Definition
 from jobs.engine.records import Pane, jsonable, key_json
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column
+from jobs.spark.gate import ET_REASON, KEY_REASON
 from jobs.spark.plan import SHIFT_FLOOR
 
 if TYPE_CHECKING:
@@ -70,8 +71,6 @@ BUCKET = "__bucket"
 ARRIVAL = "__arrival"
 DEAD = "__dead"
 """Dead-letter column (see :func:`dead_letter_column`): null for a usable record."""
-KEY_REASON = "key is null or did not evaluate"
-ET_REASON = "event time is null or did not evaluate"
 STATE_NAME = "engine"
 OUTPUT_DDL = (
     "kind STRING, seq BIGINT, key STRING, window_start BIGINT, window_end BIGINT, "

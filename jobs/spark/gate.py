@@ -37,6 +37,9 @@ from jobs.timeutil import datetime_to_ms
 
 LONG_MIN = -(2**63)
 WLIM = "__wlim"
+KEY_REASON = "key is null or did not evaluate"
+ET_REASON = "event time is null or did not evaluate"
+"""Dead-letter reasons (the engine path and the JVM gate write the same text)."""
 
 
 @dataclass(frozen=True)
@@ -157,9 +160,9 @@ def make_gate(cfg: GateConfig) -> Any:
                     if corrupt_mask[i]:
                         reason, rec = "unparsable record", (raw[i] if raw else texts[pos])
                     elif cfg.has_key and key_null[i]:
-                        reason, rec = "key is null or did not evaluate", texts[pos]
+                        reason, rec = KEY_REASON, texts[pos]
                     else:
-                        reason, rec = "event time is null or did not evaluate", texts[pos]
+                        reason, rec = ET_REASON, texts[pos]
                     dead.append(json.dumps({**ident, "reason": reason, "record": rec}))
             good = ~bad
             t = np.asarray(pc.fill_null(et_col, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
