@@ -150,7 +150,8 @@ class EngineCore:
         return wm >= POS_INF or wm >= close + self._al
 
     def _kj(self, key: Key) -> str:
-        ck = (type(key), key)
+        # floats by their bits: -0.0 == 0.0 to a dict, but they are two keys ("-0.0", "0.0")
+        ck = (type(key), key.hex() if type(key) is float else key)
         kj = self._kj_cache.get(ck)
         if kj is None:
             if len(self._kj_cache) > 100_000:

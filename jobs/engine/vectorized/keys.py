@@ -66,11 +66,15 @@ class KeyTable:
         return len(self.values)
 
     def code_of(self, key: Any) -> int:
-        table = self._codes.setdefault(type(key), {})
-        code = table.get(key)
+        kind = type(key)
+        table = self._codes.setdefault(kind, {})
+        # floats by their bits: -0.0 == 0.0 to a dict (and to pandas.factorize), but they are
+        # two keys to JSON ("-0.0", "0.0"); every NaN is the one key "NaN"
+        entry = key.hex() if kind is float else key
+        code = table.get(entry)
         if code is None:
             code = len(self.values)
-            table[key] = code
+            table[entry] = code
             self.values.append(key)
         return code
 
@@ -219,8 +223,11 @@ class KeyTable:
                 arr = keys
             else:
                 arr = np.asarray(keys, dtype=object)
-        if len(kinds & {bool, int, float}) > 1 or not kinds <= {str, int, float, bool, type(None)}:
-            return np.fromiter((self.code_of(k) for k in arr), dtype=np.int64, count=n)
+        if (float in kinds or len(kinds & {bool, int, float}) > 1
+                or not kinds <= {str, int, float, bool, type(None)}):
+            # float keys one by one (code_of keeps -0.0 and 0.0 apart), as Python scalars
+            plain = arr.tolist() if isinstance(arr, np.ndarray) else list(arr)
+            return np.fromiter((self.code_of(k) for k in plain), dtype=np.int64, count=n)
         if kinds == {str}:  # (arrays of strings) never pandas' C-string table: see above
             by_table = self._encode_by_table(arr.tolist(), str)
             assert by_table is not None
