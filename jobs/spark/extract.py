@@ -7,6 +7,8 @@ error fails the launch with the field's name instead of failing batch 0 with a s
 The projection produces the columns everything downstream reads:
 - ``__key``  canonical JSON text of the key (``"null"`` without a key; null = did not evaluate),
   so grouping by it keeps ``1``, ``1.0``, ``true`` and ``"1"`` apart exactly as the engine does;
+  or, when asked for (``raw_key``, native path, see key_layout.py), the key's raw value, whose
+  JSON text :func:`key_json` computes later;
 - ``__et``   event time as epoch ms (BIGINT; null = missing or did not evaluate);
 - ``__a<i>`` the input of aggregation i (timestamps as epoch ms, decimals as doubles, so values
   print like replay's);
@@ -47,6 +49,8 @@ class Projection:
     agg_types: dict[str, str]
     """Aggregation name -> Spark simple type name of its (converted) input."""
     source_columns: list[str]
+    key_raw: bool = False
+    """``__key`` holds the raw key value (its JSON text is ``key_json(__key)``)."""
 
 
 def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
@@ -61,9 +65,36 @@ def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
         raise SparkRuntimeError(f"Spark rejects {expr!r}: {first}", field) from exc
 
 
-def build_projection(defn: Definition, schema: StructType, empty: DataFrame) -> Projection:
+def key_json(k: Column) -> Column:
+    """The canonical JSON text of key value ``k`` (null when ``k`` is null)."""
+    from pyspark.sql import functions as F
+
+    text = F.to_json(F.array(k))
+    # to_json(array(k)) is "[<json of k>]": strip the brackets
+    # substring, not a regular expression: this can run for every record
+    return F.when(k.isNull(), F.lit(None).cast("string")).otherwise(
+        F.substring(text, F.lit(2), F.length(text) - 2)
+    )
+
+
+def raw_key_possible(defn: Definition, empty: DataFrame) -> bool:
+    """Whether grouping by the key's raw value groups exactly as by its JSON text: a plain
+    (binary-collation) string, an integral number or a boolean (key_layout.py says why)."""
+    from pyspark.sql.types import BooleanType, StringType
+
+    if defn.key is None:
+        return False
+    dtype = _analyse(empty, defn.key, "key")
+    if isinstance(dtype, StringType):
+        return getattr(dtype, "collation", "UTF8_BINARY") == "UTF8_BINARY"
+    return _integral(dtype) or isinstance(dtype, BooleanType)
+
+
+def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
+                     raw_key: bool = False) -> Projection:
     """Analyse every expression of ``defn`` against ``schema`` (``empty`` is an empty batch
-    DataFrame with that schema) and return the select list; raises SparkRuntimeError."""
+    DataFrame with that schema) and return the select list; raises SparkRuntimeError.
+    ``raw_key``: ``__key`` holds the key's raw value (only where :func:`raw_key_possible`)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import (
         DateType,
@@ -95,14 +126,10 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame) -> 
         cols.append(F.lit("null").alias(KEY))
     else:
         _analyse(empty, defn.key, "key")
+        if raw_key and not raw_key_possible(defn, empty):
+            raise SparkRuntimeError("cannot group by this key's raw value", "key")
         k = F.expr(spark_sql(defn.key))
-        text = F.to_json(F.array(k))
-        # to_json(array(k)) is "[<json of k>]": strip the brackets
-        # substring, not a regular expression: this runs for every record
-        key_json = F.when(k.isNull(), F.lit(None).cast("string")).otherwise(
-            F.substring(text, F.lit(2), F.length(text) - 2)
-        )
-        cols.append(key_json.alias(KEY))
+        cols.append((k if raw_key else key_json(k)).alias(KEY))
     if defn.uses_processing_time:
         cols.append(F.lit(None).cast("bigint").alias(EVENT_TIME))
     else:
@@ -134,7 +161,8 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame) -> 
     source = [f.name for f in schema.fields if f.name != CORRUPT_COLUMN]
     cols.extend(F.col(f"`{c}`") for c in source)
     cols.append(F.col(CORRUPT_COLUMN))
-    projection = Projection(columns=cols, agg_types=agg_types, source_columns=source)
+    projection = Projection(columns=cols, agg_types=agg_types, source_columns=source,
+                            key_raw=raw_key)
     try:
         empty.select(*cols).schema  # noqa: B018  (analysis of the whole select list)
     except SparkRuntimeError:

@@ -40,6 +40,8 @@ WLIM = "__wlim"
 KEY_REASON = "key is null or did not evaluate"
 ET_REASON = "event time is null or did not evaluate"
 """Dead-letter reasons (the engine path and the JVM gate write the same text)."""
+KEY_TEXT = "__ktext"
+"""The key's JSON text beside a raw ``__key`` (native path's Python gate, ``key_raw``)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,9 @@ class GateConfig:
     judge_lateness: bool = True
     """False on the engine path: the engine judges lateness itself; the gate only splits off
     dead letters."""
+    key_raw: bool = False
+    """``__key`` holds the raw key value; its JSON text (for late records and counts) is in
+    ``__ktext`` (Python gate) or computed where needed (JVM gate)."""
 
     def our_watermark(self, spark_watermark: int) -> int | None:
         """The spec's watermark before a batch, from Spark's batch watermark (None = none yet)."""
@@ -193,7 +198,7 @@ def make_gate(cfg: GateConfig) -> Any:
                 for a in accept_pairs:
                     any_accept |= a
                 if any_drop.any() or any_accept.any():
-                    keys = rb.column("__key").to_pylist()
+                    keys = rb.column(KEY_TEXT if cfg.key_raw else "__key").to_pylist()
                     drop_rows = np.flatnonzero(any_drop)
                     rec_text = dict(zip(drop_rows.tolist(), record_of(rb, drop_rows), strict=True))
                     for s, d, a in zip(starts, drop_pairs, accept_pairs, strict=True):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from jobs.spark.extract import EVENT_TIME, KEY
+from jobs.spark.extract import EVENT_TIME, KEY, key_json
 from jobs.spark.gate import LONG_MIN, WLIM, GateConfig
 
 if TYPE_CHECKING:
@@ -47,8 +47,10 @@ def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:
     if cfg.has_key:
         needs_gate = needs_gate | key.isNull()
     record = F.struct(*[F.col(f"`{c}`") for c in cfg.source_columns])
-    verdict = F.call_function("tidemark_gate", F.lit(gate_config_text(cfg)), corrupt, key, et,
-                              ours, record)
+    # a raw key's JSON text is computed only here, for the few records that reach the gate
+    key_text = key_json(key) if cfg.key_raw else key
+    verdict = F.call_function("tidemark_gate", F.lit(gate_config_text(cfg)), corrupt, key_text,
+                              et, ours, record)
     keep = F.when(needs_gate, verdict).otherwise(F.lit(True))
     if cfg.judge_lateness and not cfg.event_basis:
         wlim = F.coalesce(ours - F.lit(cfg.allowed_lateness + cfg.size), F.lit(LONG_MIN))

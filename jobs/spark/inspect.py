@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from jobs.spark.checkpoint import committed_batches
 from jobs.spark.context import JobContext
 from jobs.spark.errors import SparkRuntimeError
+from jobs.spark.key_layout import read_key_layout
 from jobs.spark.plan import shift_for, window_step
 
 if TYPE_CHECKING:
@@ -45,13 +46,14 @@ def _native_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
 
     _size, step = window_step(ctx.defn)
     shift = shift_for(step)
+    raw = read_key_layout(ctx.checkpoint) == "raw"
     out = []
     for r in rows:
         key = r["key"].asDict(recursive=True)
         w = key["__w"]
         value = r["value"].asDict(recursive=True) if r["value"] is not None else {}
         out.append({
-            "key": json.loads(key["__key"]),
+            "key": key["__key"] if raw else json.loads(key["__key"]),
             "window_start": datetime_to_ms(w["start"]) - shift,
             "window_end": datetime_to_ms(w["end"]) - shift,
             "partial": {k: v for k, v in value.items()},

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jobs.definition.model import Definition
-from jobs.spark.extract import EVENT_TIME, KEY, agg_column
+from jobs.spark.extract import EVENT_TIME, KEY, agg_column, key_json
 from jobs.spark.gate import WLIM
 from jobs.spark.plan import shift_for, window_step
 
@@ -56,15 +56,16 @@ def build_native(gated: DataFrame, defn: Definition) -> DataFrame:
     return windowed.groupBy(WINDOW, KEY).agg(*aggs)
 
 
-def native_pane_columns(defn: Definition) -> list[Column]:
-    """Pane columns (without identity and batch facts) from a batch of ``build_native``."""
+def native_pane_columns(defn: Definition, key_raw: bool = False) -> list[Column]:
+    """Pane columns (without identity and batch facts) from a batch of ``build_native``
+    (``key_raw``: ``__key`` is the raw key value; its JSON text is computed once per pane)."""
     from pyspark.sql import functions as F
 
     _size, step = window_step(defn)
     shift = F.lit(shift_for(step))
     names = [a.name for a in defn.aggregations]
     return [
-        F.col(KEY).alias("key"),
+        (key_json(F.col(KEY)) if key_raw else F.col(KEY)).alias("key"),
         (F.unix_millis(F.col(f"{WINDOW}.start")) - shift).alias("window_start"),
         (F.unix_millis(F.col(f"{WINDOW}.end")) - shift).alias("window_end"),
         F.lit(None).cast("bigint").alias("first_event_time"),

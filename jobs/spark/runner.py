@@ -23,10 +23,18 @@ from jobs.spark.checkpoint import committed_batches, strip_scheme
 from jobs.spark.context import JobContext
 from jobs.spark.engine_host import ARRIVAL
 from jobs.spark.errors import SparkRuntimeError
-from jobs.spark.extract import EVENT_TIME, KEY, agg_column, build_projection
-from jobs.spark.gate import WLIM, GateConfig, make_gate
+from jobs.spark.extract import (
+    EVENT_TIME,
+    KEY,
+    agg_column,
+    build_projection,
+    key_json,
+    raw_key_possible,
+)
+from jobs.spark.gate import KEY_TEXT, WLIM, GateConfig, make_gate
 from jobs.spark.gate_jvm import build_jvm_gate
 from jobs.spark.jvm import register as register_jvm_functions
+from jobs.spark.key_layout import choose_key_layout
 from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
 from jobs.spark.sinks import PANE_COLUMNS, pane_frame, write_panes
@@ -95,7 +103,11 @@ class JobRunner:
             )
         src = read_stream(self.spark, defn, self.options.source_options)
         empty = self.spark.createDataFrame([], src.schema)
-        projection = build_projection(defn, src.schema, empty)
+        raw_key = False
+        if ctx.plan.native:
+            raw_key = choose_key_layout(
+                ctx.checkpoint, raw_key_possible(defn, empty)) == "raw"
+        projection = build_projection(defn, src.schema, empty, raw_key=raw_key)
         projected = src.select(*projection.columns)
         if not ctx.plan.native:
             return self._engine_writer(projected, projection)
@@ -123,7 +135,7 @@ class JobRunner:
             align_to=defn.window.align_to, allowed_lateness=defn.allowed_lateness,
             event_basis=defn.lateness_basis == "event", shift=shift_for(step),
             out_columns=out_cols, source_columns=tuple(projection.source_columns),
-            corrupt_column=CORRUPT_COLUMN, judge_lateness=native,
+            corrupt_column=CORRUPT_COLUMN, judge_lateness=native, key_raw=projection.key_raw,
         )
         self._to_ours = cfg.our_watermark
         by_name = {f.name: f for f in projected.schema.fields}
@@ -134,6 +146,8 @@ class JobRunner:
             self.gate_kind = "jvm"
             return build_jvm_gate(projected, cfg)
         self.gate_kind = "python"
+        if cfg.key_raw:  # the Python gate writes late records with the key's JSON text
+            projected = projected.withColumn(KEY_TEXT, key_json(F.col(KEY)))
         return projected.mapInArrow(make_gate(cfg), gate_schema)
 
     def _native_writer(self, projected: DataFrame, projection: Any) -> Any:
@@ -141,7 +155,7 @@ class JobRunner:
 
         ctx, defn = self.ctx, self.ctx.defn
         aggregated = build_native(self._gate(projected, projection, native=True), defn)
-        columns = native_pane_columns(defn)
+        columns = native_pane_columns(defn, key_raw=projection.key_raw)
         to_ours = self._to_ours
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:

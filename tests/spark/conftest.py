@@ -34,12 +34,13 @@ def settings(tmp_path: Path) -> Settings:
     )
 
 
-def land(directory: Path, files: list[list[dict[str, Any] | str]]) -> None:
+def land(directory: Path, files: list[list[dict[str, Any] | str]], start: int = 0) -> None:
     """Write one JSON-lines file per element, with strictly increasing modification times
-    (Spark's file source orders by mtime), so file i is micro-batch i."""
+    (Spark's file source orders by mtime), so file i is micro-batch i; ``start`` numbers the
+    files after ones landed earlier."""
     directory.mkdir(parents=True, exist_ok=True)
     base = 1_700_000_000
-    for i, rows in enumerate(files):
+    for i, rows in enumerate(files, start=start):
         path = directory / f"part-{i:04d}.json"
         lines = [r if isinstance(r, str) else json.dumps(r) for r in rows]
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

@@ -1,0 +1,66 @@
+"""How the native path's state store holds the key: as its JSON text or as the raw value.
+
+Why it matters: grouping by the key's JSON text (``to_json(array(k))`` stripped of brackets)
+made Spark run ``to_json`` twice for every record (gate check and projection) and keep the
+text in the shuffle and the state store. Measured on 600k events (docs/performance.md):
+grouping by the raw value took the native path from 32-34 s to 26-28 s.
+
+Grouping by the raw value is only correct where two raw values are equal exactly when their
+JSON texts are: plain (binary-collation) strings, integral numbers and booleans. Floats are not
+(``-0.0 == 0.0`` in Spark's grouping, but their texts differ; NaN), nor dates and decimals (kept
+out: their Python values in ``tidemark state`` would need their own conversion). The pane's
+``key`` column is the same JSON text either way, computed once per pane from the raw value.
+
+The state schema of a checkpoint cannot change, so the choice is fixed when a checkpoint is
+created and written to ``tidemark_native_key.json`` in its root; a checkpoint that already ran
+before this file existed keeps the JSON text, and so does a checkpoint that is not a local path
+(no file can be written beside it here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from jobs.spark.checkpoint import strip_scheme
+
+KeyLayout = Literal["raw", "json"]
+LAYOUT_FILE = "tidemark_native_key.json"
+
+
+def _local_root(checkpoint: str) -> Path | None:
+    if "://" in checkpoint and not checkpoint.startswith("file:"):
+        return None
+    return Path(strip_scheme(checkpoint))
+
+
+def read_key_layout(checkpoint: str) -> KeyLayout:
+    """The layout a checkpoint's state was written with (``json`` when no file says otherwise)."""
+    root = _local_root(checkpoint)
+    if root is None or not (root / LAYOUT_FILE).exists():
+        return "json"
+    value = json.loads((root / LAYOUT_FILE).read_text(encoding="utf-8")).get("key")
+    return "raw" if value == "raw" else "json"
+
+
+def choose_key_layout(checkpoint: str, raw_possible: bool) -> KeyLayout:
+    """The layout to run with: the checkpoint's own if it has one; ``json`` for a checkpoint
+    that already ran without the file or is not local; else ``raw`` when the key type allows it.
+    A new choice is written to the checkpoint before the query starts."""
+    root = _local_root(checkpoint)
+    if root is None:
+        return "json"
+    if (root / LAYOUT_FILE).exists():
+        return read_key_layout(checkpoint)
+    offsets = root / "offsets"
+    if offsets.is_dir() and any(n.isdigit() for n in os.listdir(offsets)):
+        layout: KeyLayout = "json"  # state written before layout files existed
+    else:
+        layout = "raw" if raw_possible else "json"
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / (LAYOUT_FILE + ".tmp")
+    tmp.write_text(json.dumps({"key": layout}), encoding="utf-8")
+    tmp.replace(root / LAYOUT_FILE)
+    return layout

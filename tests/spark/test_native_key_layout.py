@@ -1,0 +1,106 @@
+"""The native path groups by the key's raw value where that groups exactly as its JSON text.
+
+What a user checks: the panes (and their ``key`` column) equal replay's for every key type, the
+open windows ``tidemark state`` lists carry the key as replay prints it, and a checkpoint
+written before the layout file existed keeps running (its state holds the key's JSON text)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobs.config import Settings
+from jobs.spark.context import JobContext
+from jobs.spark.key_layout import LAYOUT_FILE, read_key_layout
+from jobs.spark.runner import JobRunner, RunOptions
+
+from .conftest import land
+from .parity import canon, definition, replay_output, spark_panes
+
+pytestmark = pytest.mark.spark
+
+
+def _instants(keys: list[Any]) -> list[tuple[int, list[dict[str, Any]]]]:
+    """Two records per key in window [0,10s), one per key in [10s,20s), then a record that
+    moves the watermark past both windows."""
+    first = [{"k": k, "v": i + 1, "et": 1000 + i} for i, k in enumerate(keys)]
+    second = [{"k": k, "v": 10 * (i + 1), "et": 12000 + i} for i, k in enumerate(keys)]
+    return [(1000, first + first), (2000, second), (3000, [{"k": keys[0], "v": 0, "et": 40000}])]
+
+
+@pytest.mark.parametrize(("ddl", "keys", "layout"), [
+    ("k STRING", ["a", "A", "1", "é\U0001f600\"\\", ""], "raw"),
+    ("k BIGINT", [1, -1, 0, 9007199254740993], "raw"),
+    ("k BOOLEAN", [True, False], "raw"),
+    # -0.0 and 0.0 are one group to Spark's raw grouping but two keys to the spec: JSON text
+    ("k DOUBLE", [0.0, -0.0, 1.5, 1e300], "json"),
+    ("k DATE", ["2026-01-02", "1969-12-31"], "json"),
+])
+def test_panes_equal_replay_for_every_key_type(spark: Any, tmp_path: Path, settings: Settings,
+                                               ddl: str, keys: list[Any], layout: str) -> None:
+    from .parity import spark_run
+
+    defn = definition(tmp_path, {
+        "key": "k", "event_time": "et",
+        "window": {"type": "tumbling", "size": "10s"},
+        "aggregations": [{"name": "s", "fn": "sum", "of": "v"}, {"name": "n", "fn": "count"}],
+    }, f"{ddl}, v INT, et BIGINT")
+    instants = _instants(keys)
+    _runner, ctx = spark_run(spark, tmp_path, defn, instants, settings)
+    assert ctx.plan.native
+    assert read_key_layout(ctx.checkpoint) == layout
+    got = canon(spark_panes(spark, ctx), drop=("emitted_at",))
+    assert len(got) == 2 * len(keys)
+    assert got == canon(replay_output(defn, instants), drop=("emitted_at",))
+
+
+def test_state_lists_raw_keys_as_replay_prints_them(spark: Any, tmp_path: Path,
+                                                    settings: Settings) -> None:
+    from jobs.spark.inspect import open_windows
+
+    from .parity import spark_run
+
+    defn = definition(tmp_path, {
+        "key": "k", "event_time": "et",
+        "window": {"type": "tumbling", "size": "10s"},
+        "aggregations": [{"name": "s", "fn": "sum", "of": "v"}],
+    }, "k INT, v INT, et BIGINT")
+    _runner, ctx = spark_run(spark, tmp_path, defn, [(1000, [
+        {"k": 7, "v": 2, "et": 1000}, {"k": -3, "v": 5, "et": 2000}])], settings)
+    assert read_key_layout(ctx.checkpoint) == "raw"
+    _bid, windows = open_windows(spark, ctx)
+    assert [(w["key"], w["window_start"], w["window_end"]) for w in windows] == [
+        (-3, 0, 10000), (7, 0, 10000)]
+
+
+def test_checkpoint_from_before_the_layout_file_keeps_the_json_key(
+        spark: Any, tmp_path: Path, settings: Settings) -> None:
+    """A checkpoint whose state holds the key's JSON text (written before layout files
+    existed) must not be restarted with a raw key: Spark would refuse the changed state
+    schema. The run after the upgrade keeps the JSON key and finishes the open windows."""
+    from .parity import spark_run
+
+    defn = definition(tmp_path, {
+        "key": "k", "event_time": "et",
+        "window": {"type": "tumbling", "size": "10s"},
+        "aggregations": [{"name": "s", "fn": "sum", "of": "v"}],
+    }, "k STRING, v INT, et BIGINT")
+    first = [(1000, [{"k": "a", "v": 1, "et": 1000}, {"k": "b", "v": 2, "et": 2000}])]
+    ctx = JobContext.create(defn, settings)
+    root = Path(ctx.checkpoint)
+    root.mkdir(parents=True)
+    (root / LAYOUT_FILE).write_text(json.dumps({"key": "json"}), encoding="utf-8")
+    spark_run(spark, tmp_path, defn, first, settings)
+    (root / LAYOUT_FILE).unlink()  # as the previous release left it: state, no layout file
+    assert not spark_panes(spark, ctx)  # the window is still open in the state store
+
+    later = [(2000, [{"k": "a", "v": 4, "et": 3000}]), (3000, [{"k": "b", "v": 0, "et": 30000}])]
+    land(tmp_path / "in", [[{**r, "arrival": t} for r in recs] for t, recs in later], start=1)
+    runner = JobRunner(spark, ctx, RunOptions(until_idle=True, arrival_column="arrival"))
+    assert runner.run() == "idle"
+    assert read_key_layout(ctx.checkpoint) == "json"
+    panes = {(p["key"], p["window_start"]): p["values"] for p in spark_panes(spark, ctx)}
+    assert panes == {("a", 0): {"s": 5}, ("b", 0): {"s": 2}}
