@@ -51,6 +51,8 @@ class Projection:
     source_columns: list[str]
     key_raw: bool = False
     """``__key`` holds the raw key value (its JSON text is ``key_json(__key)``)."""
+    key_type: str | None = None
+    """Spark simple type name of the key expression (None without a key)."""
 
 
 def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
@@ -122,10 +124,11 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         )
 
     cols: list[Column] = []
+    key_type: str | None = None
     if defn.key is None:
         cols.append(F.lit("null").alias(KEY))
     else:
-        _analyse(empty, defn.key, "key")
+        key_type = _analyse(empty, defn.key, "key").simpleString()
         if raw_key and not raw_key_possible(defn, empty):
             raise SparkRuntimeError("cannot group by this key's raw value", "key")
         k = F.expr(spark_sql(defn.key))
@@ -162,7 +165,7 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
     cols.extend(F.col(f"`{c}`") for c in source)
     cols.append(F.col(CORRUPT_COLUMN))
     projection = Projection(columns=cols, agg_types=agg_types, source_columns=source,
-                            key_raw=raw_key)
+                            key_raw=raw_key, key_type=key_type)
     try:
         empty.select(*cols).schema  # noqa: B018  (analysis of the whole select list)
     except SparkRuntimeError:

@@ -4,7 +4,7 @@ Same decisions and the same side files as :mod:`jobs.spark.gate` (the Python gat
 by the engine path and as the fallback when the JVM functions are unavailable):
 - every ordinary record (parsed, key and event time present, event time not behind the
   batch's watermark) is kept by plain SQL, without any function call but the cached watermark
-  lookup (``tidemark_batch_watermark``: the offsets log entry of the running batch);
+  lookup (``tidemark_wm_<checkpoint hash>``: the offsets log entry of the running batch);
 - only a record that is malformed or behind the watermark reaches ``tidemark_gate`` (Java,
   ``jvm/src/tidemark/spark/Gate.java``), which decides whether it goes on and collects the
   dead letters, late records and late counts the Python gate would write, byte for byte;
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from jobs.spark.extract import EVENT_TIME, KEY, key_json
 from jobs.spark.gate import LONG_MIN, WLIM, GateConfig
+from jobs.spark.jvm import register_batch_watermark
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -40,7 +41,8 @@ def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:
     """``projected`` gated: columns ``cfg.out_columns`` + ``__wlim`` (as the Python gate)."""
     from pyspark.sql import functions as F
 
-    spark_wm = F.call_function("tidemark_batch_watermark", F.lit(cfg.checkpoint))
+    wm_function = register_batch_watermark(projected.sparkSession, cfg.checkpoint)
+    spark_wm = F.call_function(wm_function)
     ours = F.when(spark_wm > 0, spark_wm - F.lit(cfg.shift) + F.lit(cfg.allowed_lateness))
     corrupt, key, et = F.col(cfg.corrupt_column), F.col(KEY), F.col(EVENT_TIME)
     needs_gate = corrupt.isNotNull() | et.isNull() | (ours.isNotNull() & (et < ours))

@@ -90,6 +90,16 @@ def register(spark: SparkSession) -> bool:
     return True
 
 
+def register_batch_watermark(spark: SparkSession, checkpoint: str) -> str:
+    """Register the batch watermark of ``checkpoint`` as a function without arguments (a
+    constant argument costs a conversion per record) and return its name (one per checkpoint,
+    so several queries in one session never share one)."""
+    name = "tidemark_wm_" + hashlib.sha256(checkpoint.encode()).hexdigest()[:16]
+    jvm: Any = spark._jvm
+    jvm.tidemark.spark.Functions.registerBatchWatermark(spark._jsparkSession, name, checkpoint)
+    return name
+
+
 if __name__ == "__main__":  # ``python -m jobs.spark.jvm``: build ahead (the Makefile does)
     built = ensure_jar()
     print(built if built else "no javac: the native path will use the Python gate")

@@ -155,7 +155,7 @@ class JobRunner:
 
         ctx, defn = self.ctx, self.ctx.defn
         aggregated = build_native(self._gate(projected, projection, native=True), defn)
-        columns = native_pane_columns(defn, key_raw=projection.key_raw)
+        columns = native_pane_columns(defn, projection)
         to_ours = self._to_ours
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:

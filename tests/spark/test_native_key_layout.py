@@ -104,3 +104,34 @@ def test_checkpoint_from_before_the_layout_file_keeps_the_json_key(
     assert read_key_layout(ctx.checkpoint) == "json"
     panes = {(p["key"], p["window_start"]): p["values"] for p in spark_panes(spark, ctx)}
     assert panes == {("a", 0): {"s": 5}, ("b", 0): {"s": 2}}
+
+
+def test_pane_text_without_to_json_is_byte_identical(spark: Any, tmp_path: Path) -> None:
+    """For integer and boolean keys and aggregates the pane's key and values are written by
+    casts instead of ``to_json``; the text must be exactly what ``to_json`` writes, for nulls,
+    negative numbers, the long range's ends and booleans."""
+    from pyspark.sql import functions as F
+
+    from jobs.spark.extract import KEY, Projection, key_json
+    from jobs.spark.native import _key_text, _values_text
+
+    defn = definition(tmp_path, {
+        "key": "k", "event_time": "et",
+        "window": {"type": "tumbling", "size": "10s"},
+        "aggregations": [{"name": "s", "fn": "sum", "of": "v"}, {"name": "lo", "fn": "min", "of": "w"},
+                         {"name": "any_b", "fn": "max", "of": "b"}, {"name": "n", "fn": "count"}],
+    }, "k BIGINT, v BIGINT, w INT, b BOOLEAN, et BIGINT")
+    projection = Projection(columns=[], agg_types={"s": "bigint", "lo": "int", "any_b": "boolean",
+                                                   "n": "int"},
+                            source_columns=[], key_raw=True, key_type="bigint")
+    big, small = 2**63 - 1, -(2**63)
+    rows = [(big, small, -5, True, 0), (small, None, None, None, 3), (0, big, 2**31 - 1, False, 1),
+            (None, -1, -(2**31), None, big)]
+    df = spark.createDataFrame(rows, f"{KEY} BIGINT, s BIGINT, lo INT, any_b BOOLEAN, n BIGINT")
+    expected_values = F.to_json(F.struct("s", "lo", "any_b", "n"), {"ignoreNullFields": "false"})
+    got = df.select(_key_text(projection).alias("k"), key_json(F.col(KEY)).alias("k_json"),
+                    _values_text(defn, projection).alias("v"), expected_values.alias("v_json"))
+    out = got.collect()
+    assert [r["k"] for r in out] == [r["k_json"] for r in out]
+    assert [r["v"] for r in out] == [r["v_json"] for r in out]
+    assert out[1]["v"] == '{"s":null,"lo":null,"any_b":null,"n":3}'

@@ -16,4 +16,10 @@ public final class Functions {
         spark.udf().register("tidemark_gate",
             functions.udf(new Gate(), DataTypes.BooleanType).asNondeterministic());
     }
+
+    /** ``name()``: the batch watermark of ``checkpoint`` (BatchWatermark.Bound says why). */
+    public static void registerBatchWatermark(SparkSession spark, String name, String checkpoint) {
+        spark.udf().register(name,
+            functions.udf(new BatchWatermark.Bound(checkpoint), DataTypes.LongType));
+    }
 }
