@@ -2,8 +2,8 @@
 
 Why it matters: grouping by the key's JSON text (``to_json(array(k))`` stripped of brackets)
 made Spark run ``to_json`` twice for every record (gate check and projection) and keep the
-text in the shuffle and the state store. Measured on 600k events (docs/performance.md):
-grouping by the raw value took the native path from 32-34 s to 26-28 s.
+text in the shuffle and the state store; with the raw value it runs once per pane
+(docs/performance.md has the profile; the wall-time effect is inside the run-to-run noise).
 
 Grouping by the raw value is only correct where two raw values are equal exactly when their
 JSON texts are: plain (binary-collation) strings, integral numbers and booleans. Floats are not
