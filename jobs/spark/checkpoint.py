@@ -57,6 +57,27 @@ def read_batch_info(checkpoint: str, batch_id: int) -> BatchInfo:
     )
 
 
+def local_root(checkpoint: str) -> Path | None:
+    """The checkpoint's directory, or None when it is not a local path (hdfs://, s3a://)."""
+    if "://" in checkpoint and not checkpoint.startswith("file:"):
+        return None
+    return Path(strip_scheme(checkpoint))
+
+
+def has_run(root: Path) -> bool:
+    """Whether a query already ran on this checkpoint (an offsets log entry exists)."""
+    offsets = root / "offsets"
+    return offsets.is_dir() and any(n.isdigit() for n in os.listdir(offsets))
+
+
+def write_marker(root: Path, name: str, content: dict[str, Any]) -> None:
+    """Write one of tidemark's own JSON files beside Spark's logs, atomically."""
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / (name + ".tmp")
+    tmp.write_text(json.dumps(content), encoding="utf-8")
+    tmp.replace(root / name)
+
+
 def committed_batches(checkpoint: str) -> list[int]:
     """Ids of committed batches, ascending."""
     commits = Path(strip_scheme(checkpoint)) / "commits"

@@ -795,30 +795,23 @@ def bucket_layout(spark: Any, checkpoint: str, buckets: int) -> tuple[int, list[
     checkpoint) values spread over ``spark.sql.shuffle.partitions``. Written back, so every
     restart groups keys as the first run did. A checkpoint that is not a local path gets the
     plain values (correct, only not spread)."""
-    from pathlib import Path
+    from jobs.spark.checkpoint import has_run, local_root, write_marker
 
-    from jobs.spark.checkpoint import strip_scheme
-
-    if "://" in checkpoint and not checkpoint.startswith("file:"):
+    root = local_root(checkpoint)
+    if root is None:
         return buckets, None  # not a local path (hdfs://, s3a://): plain values, no file
-    root = Path(strip_scheme(checkpoint))
     marker = root / LAYOUT_FILE
     if marker.exists():
         d = json.loads(marker.read_text(encoding="utf-8"))
         return int(d["buckets"]), (None if d["keys"] is None else [int(v) for v in d["keys"]])
-    offsets = root / "offsets"
     keys: list[int] | None
-    if offsets.is_dir() and any(n.isdigit() for n in os.listdir(offsets)):
+    if has_run(root):
         keys = None  # a checkpoint from before layout files: keep its grouping
         partitions = None
     else:
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
         keys = spread_bucket_keys(buckets, partitions)
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = root / (LAYOUT_FILE + ".tmp")
-    tmp.write_text(json.dumps({"buckets": buckets, "keys": keys, "partitions": partitions}),
-                   encoding="utf-8")
-    tmp.replace(marker)
+    write_marker(root, LAYOUT_FILE, {"buckets": buckets, "keys": keys, "partitions": partitions})
     return buckets, keys
 
 

@@ -82,11 +82,12 @@ def key_json(k: Column) -> Column:
 def raw_key_possible(defn: Definition, empty: DataFrame) -> bool:
     """Whether grouping by the key's raw value groups exactly as by its JSON text: a plain
     (binary-collation) string, an integral number or a boolean (key_layout.py says why)."""
+    return defn.key is not None and _groups_as_json(_analyse(empty, defn.key, "key"))
+
+
+def _groups_as_json(dtype: DataType) -> bool:
     from pyspark.sql.types import BooleanType, StringType
 
-    if defn.key is None:
-        return False
-    dtype = _analyse(empty, defn.key, "key")
     if isinstance(dtype, StringType):
         return getattr(dtype, "collation", "UTF8_BINARY") == "UTF8_BINARY"
     return _integral(dtype) or isinstance(dtype, BooleanType)
@@ -128,8 +129,9 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
     if defn.key is None:
         cols.append(F.lit("null").alias(KEY))
     else:
-        key_type = _analyse(empty, defn.key, "key").simpleString()
-        if raw_key and not raw_key_possible(defn, empty):
+        key_dtype = _analyse(empty, defn.key, "key")
+        key_type = key_dtype.simpleString()
+        if raw_key and not _groups_as_json(key_dtype):
             raise SparkRuntimeError("cannot group by this key's raw value", "key")
         k = F.expr(spark_sql(defn.key))
         cols.append((k if raw_key else key_json(k)).alias(KEY))

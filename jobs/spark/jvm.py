@@ -78,8 +78,9 @@ def ensure_jar() -> Path | None:
 
 
 def register(spark: SparkSession) -> bool:
-    """Register ``tidemark_batch_watermark`` and ``tidemark_gate`` in ``spark``; False when
-    the session's JVM cannot load them (no jar on its class path)."""
+    """Register ``tidemark_gate`` in ``spark`` (the batch watermark is registered per
+    checkpoint: :func:`register_batch_watermark`); False when the session's JVM cannot load
+    tidemark's classes (no jar on its class path)."""
     if os.environ.get("TIDEMARK_GATE") == "python":
         return False
     try:

@@ -20,25 +20,17 @@ before this file existed keeps the JSON text, and so does a checkpoint that is n
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Literal
 
-from jobs.spark.checkpoint import strip_scheme
+from jobs.spark.checkpoint import has_run, local_root, write_marker
 
 KeyLayout = Literal["raw", "json"]
 LAYOUT_FILE = "tidemark_native_key.json"
 
 
-def _local_root(checkpoint: str) -> Path | None:
-    if "://" in checkpoint and not checkpoint.startswith("file:"):
-        return None
-    return Path(strip_scheme(checkpoint))
-
-
 def read_key_layout(checkpoint: str) -> KeyLayout:
     """The layout a checkpoint's state was written with (``json`` when no file says otherwise)."""
-    root = _local_root(checkpoint)
+    root = local_root(checkpoint)
     if root is None or not (root / LAYOUT_FILE).exists():
         return "json"
     value = json.loads((root / LAYOUT_FILE).read_text(encoding="utf-8")).get("key")
@@ -49,18 +41,12 @@ def choose_key_layout(checkpoint: str, raw_possible: bool) -> KeyLayout:
     """The layout to run with: the checkpoint's own if it has one; ``json`` for a checkpoint
     that already ran without the file or is not local; else ``raw`` when the key type allows it.
     A new choice is written to the checkpoint before the query starts."""
-    root = _local_root(checkpoint)
+    root = local_root(checkpoint)
     if root is None:
         return "json"
     if (root / LAYOUT_FILE).exists():
         return read_key_layout(checkpoint)
-    offsets = root / "offsets"
-    if offsets.is_dir() and any(n.isdigit() for n in os.listdir(offsets)):
-        layout: KeyLayout = "json"  # state written before layout files existed
-    else:
-        layout = "raw" if raw_possible else "json"
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = root / (LAYOUT_FILE + ".tmp")
-    tmp.write_text(json.dumps({"key": layout}), encoding="utf-8")
-    tmp.replace(root / LAYOUT_FILE)
+    # state written before layout files existed holds the JSON text
+    layout: KeyLayout = "raw" if raw_possible and not has_run(root) else "json"
+    write_marker(root, LAYOUT_FILE, {"key": layout})
     return layout

@@ -11,10 +11,9 @@ import java.util.regex.Pattern;
 
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.api.java.UDF0;
-import org.apache.spark.sql.api.java.UDF1;
 
 /**
- * Spark's watermark of the running micro-batch, read from the query's offsets log.
+ * Spark's watermark of the running micro-batch of one checkpoint, read from its offsets log.
  *
  * Why: the spec judges lateness against the watermark as it stood before a micro-batch, but no
  * Spark SQL expression exposes it (Spark's own late-row filter uses the previous batch's). The
@@ -22,19 +21,27 @@ import org.apache.spark.sql.api.java.UDF1;
  * of that batch is written before the batch runs and reused when it is re-run after a crash, so
  * the value is a pure function of (checkpoint, batch) and may be cached per JVM.
  * Returns 0 (= no watermark yet) outside a streaming task.
+ *
+ * The checkpoint is bound at registration (one function per checkpoint, no argument): with the
+ * checkpoint as a string argument Spark converted that constant to a Java String for every
+ * record (profiled: about 5% of a native-path run). The function runs for every record and
+ * within one task the answer never changes, so the last (task, value) pair is kept in one
+ * immutable holder: the common case is one field read and one identity comparison (a racy
+ * read still sees a consistent pair).
  */
-public final class BatchWatermark implements UDF1<String, Long> {
+public final class BatchWatermark implements UDF0<Long> {
     private static final long serialVersionUID = 1L;
     private static final Pattern WM = Pattern.compile("\"batchWatermarkMs\"\\s*:\\s*(-?\\d+)");
     private static final ConcurrentHashMap<String, Long> CACHE = new ConcurrentHashMap<>();
-    /** (task, checkpoint, watermark) of the last call on this thread: the function runs for
-     * every record, and within one task the answer never changes, so the common case is one
-     * thread-local read and one string comparison (profiled: the map lookup with its
-     * concatenated key cost ~5% of a native-path batch). */
-    private static final ThreadLocal<Object[]> LAST = new ThreadLocal<>();
 
-    static Long batchId() {
-        TaskContext ctx = TaskContext.get();
+    private final String checkpoint;
+    private transient volatile Object[] last;
+
+    public BatchWatermark(String checkpoint) {
+        this.checkpoint = checkpoint;
+    }
+
+    static Long batchId(TaskContext ctx) {
         String prop = ctx == null ? null : ctx.getLocalProperty("streaming.sql.batchId");
         return prop == null ? null : Long.valueOf(prop);
     }
@@ -63,44 +70,14 @@ public final class BatchWatermark implements UDF1<String, Long> {
         return wm;
     }
 
-    /**
-     * The same function bound to one checkpoint, without arguments: a one-argument function
-     * makes Spark convert its (constant) string argument to a Java String for every record
-     * (profiled: about 5% of a native-path run in UTF8String.toString and the converters).
-     * Each task works on its own deserialized copy; the last answer is kept in one immutable
-     * holder, so a racy read still sees a consistent (task, value) pair.
-     */
-    public static final class Bound implements UDF0<Long> {
-        private static final long serialVersionUID = 1L;
-        private final String checkpoint;
-        private transient volatile Object[] last;
-
-        public Bound(String checkpoint) {
-            this.checkpoint = checkpoint;
-        }
-
-        @Override
-        public Long call() {
-            TaskContext ctx = TaskContext.get();
-            Object[] l = last;
-            if (ctx != null && l != null && l[0] == ctx) return (Long) l[1];
-            Long batch = batchId();
-            Long wm = batch == null ? 0L : watermark(checkpoint, batch);
-            if (ctx != null) last = new Object[] {ctx, wm};
-            return wm;
-        }
-    }
-
     @Override
-    public Long call(String checkpoint) {
+    public Long call() {
         TaskContext ctx = TaskContext.get();
-        Object[] last = LAST.get();
-        if (ctx != null && last != null && last[0] == ctx && last[1].equals(checkpoint)) {
-            return (Long) last[2];
-        }
-        Long batch = batchId();
+        Object[] l = last;
+        if (ctx != null && l != null && l[0] == ctx) return (Long) l[1];
+        Long batch = batchId(ctx);
         Long wm = batch == null ? 0L : watermark(checkpoint, batch);
-        if (ctx != null) LAST.set(new Object[] {ctx, checkpoint, wm});
+        if (ctx != null) last = new Object[] {ctx, wm};
         return wm;
     }
 }

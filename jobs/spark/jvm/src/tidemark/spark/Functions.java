@@ -9,17 +9,16 @@ public final class Functions {
     private Functions() {}
 
     public static void register(SparkSession spark) {
-        spark.udf().register("tidemark_batch_watermark",
-            functions.udf(new BatchWatermark(), DataTypes.LongType));
         // Nondeterministic: the gate has side effects (dead letters, late records), so the
         // optimizer must neither duplicate nor reorder its evaluation.
         spark.udf().register("tidemark_gate",
             functions.udf(new Gate(), DataTypes.BooleanType).asNondeterministic());
     }
 
-    /** ``name()``: the batch watermark of ``checkpoint`` (BatchWatermark.Bound says why). */
+    /** ``name()``: the batch watermark of ``checkpoint`` (one per checkpoint; BatchWatermark
+     * says why). */
     public static void registerBatchWatermark(SparkSession spark, String name, String checkpoint) {
         spark.udf().register(name,
-            functions.udf(new BatchWatermark.Bound(checkpoint), DataTypes.LongType));
+            functions.udf(new BatchWatermark(checkpoint), DataTypes.LongType));
     }
 }

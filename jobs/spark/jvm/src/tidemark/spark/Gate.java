@@ -108,7 +108,7 @@ public final class Gate implements UDF6<String, String, String, Long, Long, Row,
 
     static Buffers buffers(Config cfg) {
         TaskContext ctx = TaskContext.get();
-        Long batch = BatchWatermark.batchId();
+        Long batch = BatchWatermark.batchId(ctx);
         if (ctx == null || batch == null) return null;
         long attempt = ctx.taskAttemptId();
         Buffers b = TASKS.get(attempt);
