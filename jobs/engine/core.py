@@ -103,7 +103,11 @@ class EngineCore:
         self._bounded = (
             watermark == "internal" and wmd.strategy == "bounded" and not self._processing_clock
         )
-        self._idle = self._bounded and wmd.idle_advance
+        self._idle = (wmd.strategy == "bounded" and wmd.idle_advance
+                      and not self._processing_clock)
+        """Idle advance. Internal mode: records' candidates are the bases. External mode (the
+        Spark host, global scope): each watermark the host hands in is a candidate base, taken
+        at the engine's current processing time (see ``Engine.advance_watermark``)."""
         self._key_scope = self._bounded and wmd.scope == "key"
         self._kj_cache: dict[tuple[type, Key], str] = {}
         self._records: Sequence[dict[str, Any]] | None = None

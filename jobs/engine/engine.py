@@ -162,6 +162,8 @@ class Engine(Assigner, Firing):
             )
         if st.ended or (st.watermark is not None and wm_ms <= st.watermark):
             return []
+        if self._idle:  # external host, idle advance: a candidate ahead of wm becomes the base
+            st.idle_base, st.idle_base_pt = wm_ms, st.processing_time
         st.watermark = wm_ms
         return self._fire(())
 
