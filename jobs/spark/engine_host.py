@@ -18,6 +18,12 @@ event-time timer at ``watermark + 1``, so a watermark advance wakes the buckets 
 no records, and their windows fire. Per-key watermarks (``scope: key``) need no global view:
 those engines run in ``internal`` mode.
 
+The clock (:func:`needs_processing_time`: processing clock, idle advance, ``after``/``every``
+triggers): the operator runs in Spark's ``ProcessingTime`` mode, where Spark runs a batch at
+every trigger even without input, and each bucket's one timer is at ``now + 1``: every bucket
+is called at every micro-batch, so windows close on the wall clock without new records. Fixed
+per checkpoint (:func:`time_mode`).
+
 Order inside one call, chosen so that panes equal replay's: first advance the watermark to the
 batch's (firing windows that earlier batches' records closed, with the processing time of the
 batch that advanced it, as replay does), then ingest the batch's records.
@@ -58,7 +64,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from jobs.definition.model import Definition
 from jobs.engine.records import Pane, jsonable, key_json
-from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column
 from jobs.spark.gate import ET_REASON, KEY_REASON
 from jobs.spark.plan import SHIFT_FLOOR
@@ -85,17 +90,29 @@ OUT_COLUMNS = [
 ]
 
 
-def unsupported(defn: Definition) -> list[str]:
-    """What the engine path cannot run yet on Spark (named, so the launch fails clearly)."""
-    out = []
-    if defn.uses_processing_time:
-        out.append("event_time: processing (the processing-time clock)")
-    if defn.watermark.idle_advance:
-        out.append("watermark.idle_advance")
-    return out
+TimeMode = Literal["EventTime", "ProcessingTime"]
+
+
+def needs_processing_time(defn: Definition) -> bool:
+    """Whether the definition has anything that moves with processing time alone: the
+    processing clock, idle advance, or a processing-time trigger (``early {after|every}``,
+    ``late {after}``). Such a job must be woken by the clock, not only by records and
+    watermark advances: it runs in Spark's ``ProcessingTime`` time mode."""
+    if defn.uses_processing_time or defn.watermark.idle_advance:
+        return True
+    from jobs.definition.trigger import effective_trigger
+
+    t = effective_trigger(defn)
+    return ((t.early is not None and t.early.kind in ("after", "every"))
+            or (t.late is not None and t.late.kind == "after"))
 
 
 def engine_mode(defn: Definition) -> Literal["internal", "external"]:
+    """``external`` (Spark's global watermark drives the engine) for an event-time clock with
+    a global watermark; ``internal`` for per-key watermarks and the processing clock (whose
+    watermark is "now": every bucket computes it alone)."""
+    if defn.uses_processing_time:
+        return "internal"
     return "external" if defn.watermark.scope == "global" else "internal"
 
 
@@ -121,6 +138,9 @@ class HostConfig:
     source_kinds: tuple[str, ...] | None = None
     """How to rebuild each source column's value for a dead letter (:func:`dead_letter_kinds`);
     ``None``: the gate split dead letters off before the operator (no ``__dead`` column)."""
+    time_mode: TimeMode = "EventTime"
+    """``ProcessingTime``: every bucket is woken at every micro-batch, data or not (see
+    :func:`needs_processing_time`); ``EventTime``: by records and watermark advances only."""
 
 
 class _LazyRecords(Sequence[dict[str, Any]]):
@@ -510,10 +530,16 @@ def previous_batch_time(cfg: HostConfig) -> int | None:
             return read_batch_info(cfg.checkpoint, prev).timestamp_ms
         except Exception:
             return None
-    values: list[int] = []
-    for f in (Path(cfg.side_root) / "arrival" / f"batch_id={prev}").glob("part-*.jsonl"):
-        values.extend(int(x) for x in f.read_text().split())
-    return max(values) if values else None
+    # a batch without records (a no-data batch of the ProcessingTime mode) has no arrival
+    # mark: its time is that of the last batch that had records
+    root = Path(cfg.side_root) / "arrival"
+    for bid in range(prev, -1, -1):
+        values: list[int] = []
+        for f in (root / f"batch_id={bid}").glob("part-*.jsonl"):
+            values.extend(int(x) for x in f.read_text().split())
+        if values:
+            return max(values)
+    return None
 
 
 def _restore(state_cls: Any, snap: dict[str, Any]) -> Any:
@@ -619,6 +645,15 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
             then the watermark it established (fires what that closed, as replay does)."""
             out: list[Any] = []
             wm = self._watermark(timer_values)
+            if cfg.time_mode == "ProcessingTime":
+                # the clock matters on its own (timers, idle advance, the processing clock):
+                # always catch up with the previous batch's time, then with its watermark
+                prev = previous_batch_time(cfg)
+                if prev is not None:
+                    out.extend(eng.advance_processing_time(prev))
+                if self.mode == "external" and wm is not None:
+                    out.extend(eng.advance_watermark(wm))
+                return out
             current = eng.watermark
             if self.mode != "external" or wm is None or (current is not None and wm <= current):
                 return out
@@ -629,9 +664,15 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
             return out
 
         def _rearm(self, timer_values: Any) -> None:
+            """One timer per bucket: at watermark+1 (event time: the next watermark advance
+            wakes the bucket) or at now+1 (processing time: the next micro-batch does)."""
             for t in list(self.handle.listTimers()):
                 self.handle.deleteTimer(t)
-            self.handle.registerTimer(max(int(timer_values.getCurrentWatermarkInMs()), 0) + 1)
+            if cfg.time_mode == "ProcessingTime":
+                now = int(timer_values.getCurrentProcessingTimeInMs())
+            else:
+                now = max(int(timer_values.getCurrentWatermarkInMs()), 0)
+            self.handle.registerTimer(now + 1)
 
         def _finish(self, emissions: list[Any], eng: Any, key: Any, timer_values: Any
                     ) -> pd.DataFrame | None:
@@ -815,6 +856,34 @@ def bucket_layout(spark: Any, checkpoint: str, buckets: int) -> tuple[int, list[
     return buckets, keys
 
 
+TIME_FILE = "tidemark_engine_time.json"
+"""In the checkpoint's root: the stateful operator's time mode (Spark refuses to restart a
+checkpoint with another one)."""
+
+
+def time_mode(defn: Definition, checkpoint: str) -> TimeMode:
+    """The time mode to run with, fixed per checkpoint. ``ProcessingTime`` when the definition
+    needs the clock (:func:`needs_processing_time`); but a checkpoint that ran before this file
+    existed kept ``EventTime`` for processing-time triggers (they then fire when the bucket is
+    next called, as they did), and keeps it. The processing clock and idle advance were not
+    runnable on Spark before, so they always get ``ProcessingTime``."""
+    from jobs.spark.checkpoint import has_run, local_root, write_marker
+
+    wanted: TimeMode = "ProcessingTime" if needs_processing_time(defn) else "EventTime"
+    if defn.uses_processing_time or defn.watermark.idle_advance:
+        return "ProcessingTime"
+    root = local_root(checkpoint)
+    if root is None:
+        return wanted
+    marker = root / TIME_FILE
+    if marker.exists():
+        mode = json.loads(marker.read_text(encoding="utf-8")).get("time_mode")
+        return "ProcessingTime" if mode == "ProcessingTime" else "EventTime"
+    mode = "EventTime" if has_run(root) else wanted
+    write_marker(root, TIME_FILE, {"time_mode": mode})
+    return mode
+
+
 def _bucket_column(spark: Any, checkpoint: str, buckets: int) -> Any:
     """The grouping column: the key's bucket (``pmod(xxhash64(key), n)``), as the bucket's
     grouping value of the checkpoint's layout."""
@@ -843,11 +912,7 @@ def build_engine_stream(
     types = {f.name: f.dataType for f in gated.schema.fields}
     from pyspark.sql import functions as F
 
-    problems = unsupported(defn)
-    if problems:
-        raise SparkRuntimeError(
-            "not supported by the Spark runtime yet: " + ", ".join(problems), "event_time"
-        )
+    mode = time_mode(defn, checkpoint)
     # only aggregations with an input cross into Python (a count's column is a constant)
     aggs = [agg_column(i) for i, a in enumerate(defn.aggregations) if a.of is not None]
     cfg = HostConfig(
@@ -867,6 +932,7 @@ def build_engine_stream(
         timezone=str(gated.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"),
         source_kinds=dead_kinds,
         ident=ident,
+        time_mode=mode,
     )
     shift = SHIFT_FLOOR
     keep = [KEY, EVENT_TIME, *aggs,
@@ -889,5 +955,5 @@ def build_engine_stream(
         statefulProcessor=make_processor(cfg, shift),
         outputStructType=OUTPUT_DDL,
         outputMode="Append",
-        timeMode="EventTime",
+        timeMode=mode,
     )

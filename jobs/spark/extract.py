@@ -136,7 +136,10 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         k = F.expr(spark_sql(defn.key))
         cols.append((k if raw_key else key_json(k)).alias(KEY))
     if defn.uses_processing_time:
-        cols.append(F.lit(None).cast("bigint").alias(EVENT_TIME))
+        # the processing clock: the engine stamps records with the batch's processing time
+        # itself; the column holds the micro-batch's time (Spark fixes current_timestamp per
+        # batch, also on a re-run) so that it is never null (a null marks a dead letter)
+        cols.append(F.unix_millis(F.current_timestamp()).alias(EVENT_TIME))
     else:
         et_type = _analyse(empty, defn.event_time, "event_time")
         cols.append(to_ms(F.expr(spark_sql(defn.event_time)), et_type).alias(EVENT_TIME))

@@ -89,6 +89,11 @@ class JobRunner:
         ``python`` (mapInArrow; the engine path's dead-letter split, or the fallback)."""
         self.on_poll: Callable[[], object] | None = None
         """Called every ``heartbeat_seconds`` while the query runs (the run's heartbeat)."""
+        self.time_mode: str = "EventTime"
+        """The engine path's stateful time mode. Under ``ProcessingTime`` Spark runs a no-data
+        batch at every trigger (timers are due), so ``availableNow`` never ends by itself:
+        ``run`` ends it after the first no-data batch (all input processed, every bucket
+        caught up with the last batch's time and watermark)."""
 
     # ------------------------------------------------------------ building
 
@@ -174,7 +179,7 @@ class JobRunner:
     def _engine_writer(self, projected: DataFrame, projection: Any) -> Any:
         from pyspark.sql import functions as F
 
-        from jobs.spark.engine_host import build_engine_stream, dead_letter_kinds
+        from jobs.spark.engine_host import build_engine_stream, dead_letter_kinds, time_mode
 
         ctx, defn = self.ctx, self.ctx.defn
         # Dead letters: marked in SQL and split off inside the stateful processor, so every
@@ -191,6 +196,7 @@ class JobRunner:
         self._to_ours = lambda wm: wm - SHIFT_FLOOR if wm > 0 else None
         buckets = self.options.buckets or int(
             self.spark.conf.get("spark.sql.shuffle.partitions") or "4")
+        self.time_mode = time_mode(defn, ctx.checkpoint)
         out = build_engine_stream(staged, defn, projection.source_columns, buckets,
                                   arrival=bool(self.options.arrival_column),
                                   checkpoint=ctx.checkpoint, side_root=ctx.output_root,
@@ -241,16 +247,40 @@ class JobRunner:
                 self._graceful_stop(q)
                 reason = "stopped"
                 break
+            if self._idle_reached(q):
+                # availableNow under ProcessingTime runs no-data batches back to back: catch
+                # the gap between two (fine polling), else stop inside one — it commits
+                # nothing, and a restart re-runs it with the same batch time
+                self._graceful_stop(q, timeout=1.0, poll=0.005)
+                break
         self.drain_progress()
         exc = q.exception()
         if exc is not None:
             raise SparkRuntimeError(f"the streaming query failed: {exc}")
         return reason
 
-    def _graceful_stop(self, q: StreamingQuery) -> None:
-        deadline = time.monotonic() + self.options.stop_timeout_seconds
+    def _idle_reached(self, q: StreamingQuery) -> bool:
+        """``until_idle`` under the ProcessingTime mode: a batch that read nothing (every
+        source's start offset equals its end offset) has completed. ``availableNow`` runs
+        every data batch first, so all input available at the start has been processed."""
+        if not (self.options.until_idle and self.time_mode == "ProcessingTime"):
+            return False
+        last = q.lastProgress
+        if last is None:
+            return False
+        sources = _progress_dict(last).get("sources") or []
+        return bool(sources) and all(
+            s.get("startOffset") is not None and s.get("startOffset") == s.get("endOffset")
+            for s in sources)
+
+    def _graceful_stop(self, q: StreamingQuery, timeout: float | None = None,
+                       poll: float = 0.05) -> None:
+        """Stop between two micro-batches when one comes within ``timeout`` (default: the
+        options' stop timeout), else stop anyway (the running batch is not committed)."""
+        limit = self.options.stop_timeout_seconds if timeout is None else timeout
+        deadline = time.monotonic() + limit
         while q.isActive and q.status.get("isTriggerActive") and time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(poll)
         q.stop()
 
     def backfill(self) -> None:

@@ -39,6 +39,14 @@ SUBSET = [
     "accumulation_discarding",
     "watermark_scope_key",
     "lateness_event_basis_hopping",
+    # the clock on its own (ProcessingTime mode: every bucket woken at every micro-batch)
+    "processing_clock",
+    "processing_clock_sessions",
+    "trigger_early_after",
+    "trigger_early_every_aligned",
+    "trigger_late_after",
+    "watermark_idle_advance",
+    "watermark_idle_advance_per_key",
 ]
 
 
