@@ -862,16 +862,18 @@ checkpoint with another one)."""
 
 
 def time_mode(defn: Definition, checkpoint: str) -> TimeMode:
-    """The time mode to run with, fixed per checkpoint. ``ProcessingTime`` when the definition
-    needs the clock (:func:`needs_processing_time`); but a checkpoint that ran before this file
-    existed kept ``EventTime`` for processing-time triggers (they then fire when the bucket is
-    next called, as they did), and keeps it. The processing clock and idle advance were not
-    runnable on Spark before, so they always get ``ProcessingTime``."""
+    """The time mode to run with, fixed per checkpoint: ``ProcessingTime`` when the definition
+    needs the clock (:func:`needs_processing_time`) and the checkpoint is new.
+
+    Triggers and idle advance are not state-shaping (docs/definition.md), so a new version can
+    restart in place on a checkpoint started in the other mode, which Spark would not restart.
+    The checkpoint's mode wins: a checkpoint that ran in ``EventTime`` (or before this file
+    existed) keeps it, and its processing-time triggers and idle advance are then evaluated
+    when a bucket is called (records, watermark advances). The processing clock is state-shaping
+    (``event_time``), so it always starts a new checkpoint."""
     from jobs.spark.checkpoint import has_run, local_root, write_marker
 
     wanted: TimeMode = "ProcessingTime" if needs_processing_time(defn) else "EventTime"
-    if defn.uses_processing_time or defn.watermark.idle_advance:
-        return "ProcessingTime"
     root = local_root(checkpoint)
     if root is None:
         return wanted

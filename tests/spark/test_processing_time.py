@@ -64,9 +64,12 @@ def test_time_mode_follows_the_definition_and_is_fixed_per_checkpoint(tmp_path: 
     (old / "offsets" / "0").write_text("v1\n{}\n")
     assert time_mode(early_after, str(old)) == "EventTime"
     assert json.loads((old / TIME_FILE).read_text())["time_mode"] == "EventTime"
-    # the processing clock and idle advance never ran on Spark before: always ProcessingTime
-    assert time_mode(clock, str(old)) == "ProcessingTime"
-    assert time_mode(idle, str(old)) == "ProcessingTime"
+    # a new version that adds idle advance restarts in place (same store): the mode stays
+    assert time_mode(idle, str(old)) == "EventTime"
+    assert time_mode(idle, str(tmp_path / "fresh")) == "ProcessingTime"
+    # and a ProcessingTime checkpoint stays so for a version without any clock part
+    assert time_mode(final, str(new)) == "ProcessingTime"
+    assert time_mode(clock, str(tmp_path / "clock")) == "ProcessingTime"
 
 
 @pytest.mark.spark
