@@ -904,17 +904,18 @@ def build_engine_stream(
     arrival: bool, checkpoint: str, side_root: str,
     dead_kinds: tuple[str, ...] | None = None, corrupt_column: str | None = None,
     ident: tuple[str, int, str] = ("", 0, ""),
+    mode: TimeMode = "EventTime",
 ) -> DataFrame:
     """The engine-hosting stateful stream. ``gated`` is the gate's output, or, with
     ``dead_kinds`` (see :func:`dead_letter_kinds`), the projection itself (with the corrupt
-    record column): dead letters are then marked in SQL and split off by the processor."""
+    record column): dead letters are then marked in SQL and split off by the processor.
+    ``mode``: the checkpoint's time mode (:func:`time_mode`, chosen once by the runner)."""
     from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
 
     integral_types = (ByteType, ShortType, IntegerType, LongType)
     types = {f.name: f.dataType for f in gated.schema.fields}
     from pyspark.sql import functions as F
 
-    mode = time_mode(defn, checkpoint)
     # only aggregations with an input cross into Python (a count's column is a constant)
     aggs = [agg_column(i) for i, a in enumerate(defn.aggregations) if a.of is not None]
     cfg = HostConfig(

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
+    from jobs.spark.engine_host import TimeMode
+
 CatalogPaneWriter = Callable[[int, list[dict[str, Any]]], None]
 
 
@@ -89,7 +91,7 @@ class JobRunner:
         ``python`` (mapInArrow; the engine path's dead-letter split, or the fallback)."""
         self.on_poll: Callable[[], object] | None = None
         """Called every ``heartbeat_seconds`` while the query runs (the run's heartbeat)."""
-        self.time_mode: str = "EventTime"
+        self.time_mode: TimeMode = "EventTime"
         """The engine path's stateful time mode. Under ``ProcessingTime`` Spark runs a no-data
         batch at every trigger (timers are due), so ``availableNow`` never ends by itself:
         ``run`` ends it after the first no-data batch (all input processed, every bucket
@@ -201,7 +203,8 @@ class JobRunner:
                                   arrival=bool(self.options.arrival_column),
                                   checkpoint=ctx.checkpoint, side_root=ctx.output_root,
                                   dead_kinds=kinds, corrupt_column=CORRUPT_COLUMN,
-                                  ident=(ctx.job, ctx.version, ctx.store))
+                                  ident=(ctx.job, ctx.version, ctx.store),
+                                  mode=self.time_mode)
         pane_cols = [F.col(f"`{c}`") for c in PANE_COLUMNS]
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:

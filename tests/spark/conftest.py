@@ -52,3 +52,27 @@ def read_jsonl_dir(path: Path) -> list[dict[str, Any]]:
     for f in sorted(path.glob("batch_id=*/part-*.jsonl")):
         out.extend(json.loads(line) for line in f.read_text().splitlines() if line.strip())
     return out
+
+
+def run_until_panes(runner: Any, panes: int, limit: float = 240, every: float = 0.5) -> str:
+    """Run a live (processing-time trigger) job until its reports count ``panes`` panes, then
+    stop it gracefully as SIGTERM does; after ``limit`` seconds stop anyway (never hang the
+    suite). Returns ``runner.run()``'s exit reason."""
+    import threading
+
+    done = threading.Event()
+
+    def stop_when_enough() -> None:
+        while not done.wait(every):
+            if sum(r.panes for r in runner.reports) >= panes:
+                runner.stop_requested.set()
+                return
+
+    threading.Thread(target=stop_when_enough, daemon=True).start()
+    timer = threading.Timer(limit, runner.stop_requested.set)
+    timer.start()
+    try:
+        return str(runner.run())
+    finally:
+        done.set()
+        timer.cancel()

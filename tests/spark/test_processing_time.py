@@ -6,7 +6,6 @@ ever arrives again. Replay parity over arrival instants is in ``test_transcripts
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from jobs.spark.engine_host import TIME_FILE, needs_processing_time, time_mode
 from jobs.spark.inspect import open_windows
 from jobs.spark.runner import JobRunner, RunOptions
 
-from .conftest import land
+from .conftest import land, run_until_panes
 from .parity import canon, replay_output, spark_panes, spark_run
 
 
@@ -87,23 +86,7 @@ def test_processing_clock_closes_windows_when_no_record_arrives(
     assert not ctx.plan.native
     runner = JobRunner(spark, ctx, RunOptions(trigger_interval="300 milliseconds",
                                               poll_seconds=0.2))
-    done = threading.Event()
-
-    def stop_when_emitted() -> None:
-        while not done.wait(0.3):
-            if sum(r.panes for r in runner.reports) >= 2:
-                runner.stop_requested.set()
-                return
-
-    watcher = threading.Thread(target=stop_when_emitted, daemon=True)
-    watcher.start()
-    timer = threading.Timer(180, runner.stop_requested.set)  # never hang the suite
-    timer.start()
-    try:
-        assert runner.run() == "stopped"
-    finally:
-        done.set()
-        timer.cancel()
+    assert run_until_panes(runner, 2, limit=180, every=0.3) == "stopped"
     rows = [r.asDict() for r in spark.read.parquet(ctx.panes_path).collect()]
     panes = {json.loads(r["key"]): r for r in rows}
     assert sorted(panes) == ["a", "b"], rows

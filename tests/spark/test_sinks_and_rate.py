@@ -6,7 +6,6 @@ panes equal replay's, written once per batch), and Spark's ``rate`` source
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from jobs.definition import canonical_json, load_definition
 from jobs.spark.context import JobContext
 from jobs.spark.runner import JobRunner, RunOptions
 
-from .conftest import land
+from .conftest import land, run_until_panes
 from .parity import canon, definition, replay_output, spark_run
 
 pytestmark = pytest.mark.spark
@@ -118,23 +117,7 @@ def test_rate_source_counts_every_generated_row(spark: Any, tmp_path: Path,
     assert ctx.plan.native
     runner = JobRunner(spark, ctx, RunOptions(trigger_interval="500 milliseconds",
                                               poll_seconds=0.2))
-    done = threading.Event()
-
-    def stop_when_enough() -> None:
-        while not done.wait(0.5):
-            if sum(r.panes for r in runner.reports) >= 12:
-                runner.stop_requested.set()
-                return
-
-    watcher = threading.Thread(target=stop_when_enough, daemon=True)
-    watcher.start()
-    timer = threading.Timer(240, runner.stop_requested.set)  # never hang the suite
-    timer.start()
-    try:
-        assert runner.run() == "stopped"
-    finally:
-        done.set()
-        timer.cancel()
+    assert run_until_panes(runner, 12) == "stopped"
     rows = [r.asDict() for r in spark.read.parquet(ctx.panes_path).collect()]
     assert len(rows) >= 12, rows
     starts = sorted({r["window_start"] for r in rows})
