@@ -28,6 +28,9 @@ class Assessment:
     changes: list[tuple[str, Any, Any]] = field(default_factory=list)
     replay_files: int | None = None
     """For ``new_store``: how many input files a migration would replay (None if unknown)."""
+    path_change: tuple[str, str] | None = None
+    """(old, new) execution path on Spark when the change moves the job between Spark's native
+    aggregation and the engine (why a trigger change can need a migration)."""
 
     @property
     def valid(self) -> bool:
@@ -93,4 +96,4 @@ def assess(
     changes = [(c.path, c.old, c.new) for c in diff.changes]
     kind: Kind = diff.kind
     files = input_file_count(defn) if kind == "new_store" else None
-    return Assessment(defn, [], store, kind, changes, files)
+    return Assessment(defn, [], store, kind, changes, files, diff.path_change)

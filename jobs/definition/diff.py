@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from jobs.definition.canonical import to_canonical
 from jobs.definition.durations import format_duration
+from jobs.definition.execution import ExecutionPath, execution_path
 from jobs.definition.model import Definition
 from jobs.definition.store import store_name
 
@@ -49,6 +50,10 @@ class DefinitionDiff:
     same_store: bool = True
     old_store: str = ""
     new_store: str = ""
+    path_change: tuple[ExecutionPath, ExecutionPath] | None = None
+    """(old, new) execution path on Spark when the change moves the definition between Spark's
+    native aggregation and the engine: the two keep different state, so this alone needs a new
+    store (``jobs/definition/execution.py``)."""
 
     @property
     def kind(self) -> DiffKind:
@@ -75,6 +80,9 @@ class DefinitionDiff:
         for change in self.changes:
             mark = "  [state]" if change.state_shaping else ""
             lines.append(f"  {change.describe()}{mark}")
+        if self.path_change is not None:
+            old, new = self.path_change
+            lines.append(f"  execution path on Spark: {old} -> {new}  [state]")
         return "\n".join(lines)
 
 
@@ -82,9 +90,11 @@ def diff_definitions(old: Definition, new: Definition) -> DefinitionDiff:
     changes: list[FieldChange] = []
     _walk("", to_canonical(old), to_canonical(new), changes)
     old_store, new_store = store_name(old), store_name(new)
+    old_path, new_path = execution_path(old), execution_path(new)
     return DefinitionDiff(
         changes=changes, same_store=old_store == new_store, old_store=old_store,
         new_store=new_store,
+        path_change=(old_path, new_path) if old_path != new_path else None,
     )
 
 

@@ -8,7 +8,12 @@ store, hence a migration), while a change to anything else keeps the name (resta
 State-shaping (spec): key, event_time, window, aggregations (name, fn, of), accumulation,
 watermark scope, lateness basis. Not state-shaping: description, source, sink, trigger cadence,
 watermark delay, allowed lateness, and (decided here) watermark strategy and idle_advance, which
-change when the watermark moves but not what state holds.
+change when the watermark moves but not what state holds -- with one exception: the execution
+path on Spark (``jobs/definition/execution.py``) is state-shaping, because Spark's native
+aggregation and the engine keep different state and Spark refuses to run one on the other's
+checkpoint. A native definition's hash also covers ``"path": "native"`` (an engine
+definition's hash is unchanged by this rule), so a trigger, delay or idle-advance change that
+moves a definition across the native/engine boundary gives a new store and a migration.
 
 The readable prefix is ``<name>__<type>_window_<size ms>[_<step ms>]_<fns>``; the suffix is the
 first 8 hex digits of a sha256 over the normalised state-shaping parts. Normalisation makes
@@ -26,6 +31,7 @@ from typing import Any
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from jobs.definition.canonical import dumps
+from jobs.definition.execution import execution_path
 from jobs.definition.model import PROCESSING, Definition
 from jobs.definition.sql import parse_expression
 
@@ -47,7 +53,7 @@ def state_shape(defn: Definition) -> dict[str, Any]:
     w = defn.window
     period = w.step if w.type == "hopping" else w.size
     align = w.align_to % period if (w.type in ("tumbling", "hopping") and period) else None
-    return {
+    shape: dict[str, Any] = {
         "v": STORE_NAME_VERSION,
         "key": _sql(defn.key),
         "event_time": _sql(defn.event_time),
@@ -57,6 +63,9 @@ def state_shape(defn: Definition) -> dict[str, Any]:
         "watermark_scope": defn.watermark.scope,
         "lateness_basis": defn.lateness_basis,
     }
+    if execution_path(defn) == "native":
+        shape["path"] = "native"
+    return shape
 
 
 def store_hash(defn: Definition) -> str:

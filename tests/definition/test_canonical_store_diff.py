@@ -203,12 +203,16 @@ STORE_CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("sink path", {"sink.path": "elsewhere"}, True),
     ("source path", {"source.path": "other/dir"}, True),
     ("source options", {"source.options": {"maxFilesPerTrigger": 5}}, True),
-    ("trigger emit", {"trigger": {"emit": "current"}}, True),
-    ("trigger cadence", {"trigger": {"emit": "custom", "early": {"after": "30s"}}}, True),
     ("watermark delay", {"watermark.delay": "30s"}, True),
     ("allowed lateness", {"allowed_lateness": "10m"}, True),
-    ("watermark strategy", {"watermark.strategy": "source"}, True),
-    ("idle advance", {"watermark.idle_advance": True}, True),
+    # base() runs on Spark's native aggregation; these move it to the engine, whose state is
+    # of another kind, so they need a new store (jobs/definition/execution.py)
+    ("trigger emit (to engine)", {"trigger": {"emit": "current"}}, False),
+    ("trigger early (to engine)", {"trigger": {"emit": "custom", "early": {"after": "30s"}}},
+     False),
+    ("watermark strategy (to engine)", {"watermark.strategy": "source"}, False),
+    ("idle advance (to engine)", {"watermark.idle_advance": True}, False),
+    ("infinite delay (to engine)", {"watermark.delay": "infinite"}, False),
     ("same size other spelling", {"window.size": "PT120S"}, True),
     ("key", {"key": "lower(team)"}, False),
     ("no key", {"key": DELETE}, False),
@@ -242,6 +246,49 @@ def test_change_classification(change: dict[str, Any], keeps: bool) -> None:
     else:
         assert diff.kind == ("same_store" if keeps else "new_store")
         assert diff.changes
+
+
+ENGINE_BASE: dict[str, Any] = {"trigger": {"emit": "custom", "early": {"count": 2}}}
+"""An engine-path definition (early firings): trigger and watermark changes that keep it on
+the engine keep its store, as the spec says; going back to ``emit: final`` moves it to Spark's
+native aggregation and needs a new store."""
+
+# (id, change on top of ENGINE_BASE, keeps the store?)
+ENGINE_STORE_CASES: list[tuple[str, dict[str, Any], bool]] = [
+    ("trigger emit", {"trigger": {"emit": "current"}}, True),
+    ("trigger cadence", {"trigger": {"emit": "custom", "early": {"after": "30s"}}}, True),
+    ("early count", {"trigger": {"emit": "custom", "early": {"count": 5}}}, True),
+    ("watermark strategy", {"watermark.strategy": "source"}, True),
+    ("idle advance", {"watermark.idle_advance": True}, True),
+    ("infinite delay", {"watermark.delay": "infinite"}, True),
+    ("watermark delay", {"watermark.delay": "30s"}, True),
+    ("back to emit final (to native)", {"trigger": {"emit": "final"}}, False),
+]
+
+
+@pytest.mark.parametrize(("change", "keeps"), [c[1:] for c in ENGINE_STORE_CASES],
+                         ids=[c[0] for c in ENGINE_STORE_CASES])
+def test_change_classification_on_the_engine_path(change: dict[str, Any], keeps: bool) -> None:
+    old = load_definition(base(**ENGINE_BASE))
+    new = load_definition(base(**(ENGINE_BASE | change)))
+    diff = diff_definitions(old, new)
+    assert diff.changes
+    assert diff.same_store is keeps
+    assert (diff.path_change is None) is keeps
+
+
+def test_a_path_change_is_named_in_the_summary() -> None:
+    native = load_definition(base())
+    engine = load_definition(base(**ENGINE_BASE))
+    diff = diff_definitions(native, engine)
+    assert diff.kind == "new_store" and diff.path_change == ("native", "engine")
+    lines = diff.summary().splitlines()
+    assert lines[0].endswith(
+        f"new state store {store_name(engine)} (migration from {store_name(native)})")
+    assert lines[-1] == "  execution path on Spark: native -> engine  [state]"
+    assert diff_definitions(engine, native).path_change == ("engine", "native")
+    # the path is what differs: the state-shaping fields are the same
+    assert not any(c.state_shaping for c in diff.changes)
 
 
 # ------------------------------------------------------------------------------------- diffs

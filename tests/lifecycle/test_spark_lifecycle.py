@@ -248,3 +248,52 @@ def test_migration_guarantee_and_roll_back(env: Env) -> None:
     resumed = [p for p in env.catalog.progress(JOB, store=env.store(1), limit=10_000) if p.run_id == run.id]
     assert resumed and resumed[0].batch_id == last_v1_batch + 1
     env.settle(1)  # exactly once across the stop and the resume
+
+
+def _final(panes: list[str]) -> list[tuple[Any, ...]]:
+    """The ON_TIME panes without what depends on how input was cut into micro-batches (the
+    pane index and ``is_first`` count the early firings before them)."""
+    out = []
+    for text in panes:
+        p = json.loads(text)
+        if p["timing"] == "ON_TIME":
+            out.append((json.dumps(p["key"]), p["window_start"], p["window_end"],
+                        json.dumps(p["values"], sort_keys=True), p["is_last"]))
+    return sorted(out)
+
+
+def test_a_trigger_change_off_the_native_path_migrates_to_a_new_store(env: Env) -> None:
+    """``emit: final`` -> early firings moves the job from Spark's native aggregation to the
+    engine. Before, the store name stayed, the job restarted in place on the native checkpoint
+    and Spark refused it (STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA): the job
+    crash-looped. Now the path is state-shaping: a new store, a migration, and v2's results are
+    what v2 gives from the start."""
+    env.land(8)
+    env.catalog.create_job(_spec(env.inp, hopping=False), "alice")
+    env.catalog.set_desired_state(JOB, "running", "alice")
+    env.sup.reconcile()
+    wait_for(lambda: (env.watermark(1) or 0) >= BASE + 4 * FILE_SPAN, timeout=240, what="v1 batches")
+
+    early = _spec(env.inp, hopping=False) | {"trigger": {"emit": "custom", "early": {"count": 5}}}
+    saved = env.catalog.save_version(JOB, early, "bob", base_version=1)
+    assert saved.kind == "new_store" and env.store(2) != env.store(1)
+    env.catalog.activate(JOB, 2, "bob")
+    (change,) = poll_changes(env.catalog)
+    assert change.migration_id is not None  # not a restart in place
+    env.land(4)
+    m = env.mig.drive(change.migration_id, poll_s=0.5, timeout_s=900)
+    assert m.state == "done", m
+    assert env.catalog.job(JOB).active_version == 2
+    (run,) = env.catalog.active_runs(JOB)
+    assert run.version == 2 and run.store == env.store(2)
+
+    # v2 runs on the engine path in its own checkpoint: its final panes are replay's of v2 over
+    # all input, and it fires early as v2 says
+    want = _final(env.expected(2))
+    assert len(want) >= 9  # 3 keys x the 3 one-minute windows 12 files of 20 s close
+    wait_for(lambda: env.watermark(2) == env.final_watermark() and _final(env.panes(2)) == want,
+             timeout=600, what="v2 to settle")
+    assert any(json.loads(p)["timing"] == "EARLY" for p in env.panes(2))
+    # v1's native checkpoint is kept (roll back) and what it emitted is replay's of v1
+    assert (env.home / "checkpoints" / env.store(1) / "commits").is_dir()
+    assert set(env.panes(1)) <= set(env.expected(1)) and env.panes(1)

@@ -112,6 +112,23 @@ def test_edit_says_keeps_store_or_needs_migration(cat: Catalog, users: dict[str,
     assert v2.compatibility == "new_store" and v2.store_name == new_store
 
 
+def test_emit_change_off_the_native_path_says_why_it_needs_a_migration(
+        cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
+    src = landing(tmp_path / "landing", [{"team": "a", "score": 3, "et": "2026-01-01T00:00:10Z"}])
+    cat.create_job(team_scores(src), "editor")  # emit: final, runs on Spark's native aggregation
+    at = app_as("editor", DEFINE)
+    widget(at, "selectbox", "Job").select("team_scores").run()
+    widget(at, "selectbox", "Emit").select("current").run()
+    body = texts(at)
+    assert "needs a migration" in body, body
+    assert "from the **native** path to the **engine** path" in body, body
+    # a change that stays on one path says nothing about paths
+    widget(at, "selectbox", "Emit").select("final").run()
+    widget(at, "text_input", "Description").input("renamed").run()
+    body = texts(at)
+    assert "keeps the store" in body and "path on Spark" not in body and "**native**" not in body
+
+
 def test_stale_edit_is_refused_with_a_clear_message(cat: Catalog, users: dict[str, str],
                                                     tmp_path: Path) -> None:
     src = landing(tmp_path / "landing", [])

@@ -431,6 +431,11 @@ else:
                  if result.replay_files is not None else "replays the retained input")
         st.warning(f"This change **needs a migration** to the new store `{result.store}` "
                    f"({files}, then cuts over).")
+        if result.path_change is not None:
+            old_path, new_path = result.path_change
+            st.caption(f"It moves the job from the **{old_path}** path to the **{new_path}** "
+                       "path on Spark; the two keep different state, so the store changes even "
+                       "though no state-shaping field did (see docs/spark.md).")
     if result.changes:
         st.dataframe(
             pd.DataFrame([{"field": p, "from": fmt.change_value(p, o), "to": fmt.change_value(p, n)}

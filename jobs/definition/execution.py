@@ -1,0 +1,56 @@
+"""Which kind of state a definition needs on Spark: Spark's own aggregation or the engine's.
+
+Pure (no pyspark): the store name depends on it (``jobs/definition/store.py``), and so do the
+UI's "keeps the store / needs a migration" and the catalog's activation, which must not import
+Spark.
+
+``native``: Spark's own ``groupBy(window(...), key).agg(...)`` in append mode, behind the gate
+(jobs/spark/gate.py). Chosen only where its final panes are provably the spec's: tumbling or
+hopping windows, ``emit: final``, a bounded global watermark on an event-time column with finite
+delay and allowed lateness, and aggregations Spark computes exactly as the engine does (count,
+sum, min, max, mean; not first/last/collect, whose tie-break is arrival order, nor
+count_distinct, which Spark cannot do in a streaming aggregation).
+
+``engine``: everything else, the pure engine hosted in Spark's state store.
+
+The two keep different state in the checkpoint (Spark's aggregation buffers per window and key,
+or the engine's snapshots per bucket), and Spark refuses to run one query's operators on the
+other's checkpoint (``STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA``). So the path is
+state-shaping: a change that moves a definition from one path to the other (``emit: final`` to
+early firings, finite to infinite delay, turning idle advance on) needs a new store.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from jobs.definition.model import INFINITE, Definition
+
+ExecutionPath = Literal["native", "engine"]
+
+NATIVE_FNS = frozenset({"count", "sum", "min", "max", "mean"})
+
+
+def native_reasons(defn: Definition) -> tuple[str, ...]:
+    """Why the definition cannot run on Spark's native aggregation (empty: it can)."""
+    reasons: list[str] = []
+    w = defn.window
+    if w.type not in ("tumbling", "hopping"):
+        reasons.append(f"window.type {w.type} (native: tumbling, hopping)")
+    if defn.trigger.emit != "final":
+        reasons.append(f"trigger.emit {defn.trigger.emit} (native: final)")
+    wm = defn.watermark
+    if wm.strategy != "bounded" or wm.scope != "global" or wm.idle_advance:
+        reasons.append("watermark (native: bounded, global scope, no idle advance)")
+    if defn.uses_processing_time:
+        reasons.append("processing-time clock")
+    if wm.delay >= INFINITE or defn.allowed_lateness >= INFINITE:
+        reasons.append("infinite delay or allowed lateness")
+    for agg in defn.aggregations:
+        if agg.fn not in NATIVE_FNS:
+            reasons.append(f"aggregation {agg.name}: {agg.fn}")
+    return tuple(reasons)
+
+
+def execution_path(defn: Definition) -> ExecutionPath:
+    return "engine" if native_reasons(defn) else "native"
