@@ -35,6 +35,7 @@ from jobs.spark.gate import KEY_TEXT, WLIM, GateConfig, make_gate
 from jobs.spark.gate_jvm import build_jvm_gate
 from jobs.spark.jvm import register as register_jvm_functions
 from jobs.spark.key_layout import choose_key_layout
+from jobs.spark.path_guard import claim_path
 from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
 from jobs.spark.sinks import PANE_COLUMNS, pane_frame, write_panes
@@ -108,6 +109,8 @@ class JobRunner:
                 f"the {defn.source.kind} source carries no watermarks; use bounded",
                 "watermark.strategy",
             )
+        claim_path(ctx.checkpoint, ctx.plan.path, job=ctx.job, version=ctx.version,
+                   reasons=ctx.plan.reasons)
         src = read_stream(self.spark, defn, self.options.source_options)
         empty = self.spark.createDataFrame([], src.schema)
         raw_key = False
