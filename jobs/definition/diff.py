@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from jobs.definition.canonical import to_canonical
 from jobs.definition.durations import format_duration
-from jobs.definition.execution import ExecutionPath, execution_path
+from jobs.definition.execution import SparkStateKind, spark_state_kind
 from jobs.definition.model import Definition
 from jobs.definition.store import store_name
 
@@ -50,10 +50,11 @@ class DefinitionDiff:
     same_store: bool = True
     old_store: str = ""
     new_store: str = ""
-    path_change: tuple[ExecutionPath, ExecutionPath] | None = None
+    path_change: tuple[SparkStateKind, SparkStateKind] | None = None
     """(old, new) execution path on Spark when the change moves the definition between Spark's
-    native aggregation and the engine: the two keep different state, so this alone needs a new
-    store (``jobs/definition/execution.py``)."""
+    native aggregation, the engine, and the engine woken by the clock (``engine+clock``): each
+    keeps its own kind of checkpoint, so this alone needs a new store
+    (``jobs/definition/execution.py``)."""
 
     @property
     def kind(self) -> DiffKind:
@@ -90,7 +91,7 @@ def diff_definitions(old: Definition, new: Definition) -> DefinitionDiff:
     changes: list[FieldChange] = []
     _walk("", to_canonical(old), to_canonical(new), changes)
     old_store, new_store = store_name(old), store_name(new)
-    old_path, new_path = execution_path(old), execution_path(new)
+    old_path, new_path = spark_state_kind(old), spark_state_kind(new)
     return DefinitionDiff(
         changes=changes, same_store=old_store == new_store, old_store=old_store,
         new_store=new_store,

@@ -18,6 +18,15 @@ or the engine's snapshots per bucket), and Spark refuses to run one query's oper
 other's checkpoint (``STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA``). So the path is
 state-shaping: a change that moves a definition from one path to the other (``emit: final`` to
 early firings, finite to infinite delay, turning idle advance on) needs a new store.
+
+Within the engine path, the **clock** (:func:`needs_clock`) is state-shaping for the same
+reason: a definition with anything that moves with processing time alone runs Spark's stateful
+operator in ``ProcessingTime`` mode (every bucket woken at every trigger, so a window closes and
+an ``after`` trigger fires on the wall clock without new records); the others in ``EventTime``
+mode. Spark keeps the mode in the checkpoint and will not restart it in the other one, and an
+``EventTime`` checkpoint cannot fire ``after``/``every`` triggers or idle advance on time. So
+``early {count}`` -> ``early {after}`` is a new store, while a cadence change within one kind
+(``after: 30s`` -> ``after: 1m``, ``count: 2`` -> ``count: 5``) keeps it.
 """
 
 from __future__ import annotations
@@ -27,6 +36,9 @@ from typing import Literal
 from jobs.definition.model import INFINITE, Definition
 
 ExecutionPath = Literal["native", "engine"]
+SparkStateKind = Literal["native", "engine", "engine+clock"]
+"""What a checkpoint holds on Spark: Spark's aggregation, the engine woken by records and
+watermark advances (``EventTime`` mode), or the engine woken by the clock (``ProcessingTime``)."""
 
 NATIVE_FNS = frozenset({"count", "sum", "min", "max", "mean"})
 
@@ -54,3 +66,24 @@ def native_reasons(defn: Definition) -> tuple[str, ...]:
 
 def execution_path(defn: Definition) -> ExecutionPath:
     return "engine" if native_reasons(defn) else "native"
+
+
+def needs_clock(defn: Definition) -> bool:
+    """Whether the definition has anything that moves with processing time alone: the
+    processing clock, idle advance, or a processing-time trigger (``early {after|every}``,
+    ``late {after}``). Such a job must be woken by the clock, not only by records and
+    watermark advances: on Spark it runs in the ``ProcessingTime`` time mode."""
+    if defn.uses_processing_time or defn.watermark.idle_advance:
+        return True
+    from jobs.definition.trigger import effective_trigger
+
+    t = effective_trigger(defn)
+    return ((t.early is not None and t.early.kind in ("after", "every"))
+            or (t.late is not None and t.late.kind == "after"))
+
+
+def spark_state_kind(defn: Definition) -> SparkStateKind:
+    """The kind of state the definition's checkpoint holds on Spark (state-shaping)."""
+    if execution_path(defn) == "native":
+        return "native"
+    return "engine+clock" if needs_clock(defn) else "engine"

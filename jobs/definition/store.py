@@ -11,9 +11,11 @@ watermark delay, allowed lateness, and (decided here) watermark strategy and idl
 change when the watermark moves but not what state holds -- with one exception: the execution
 path on Spark (``jobs/definition/execution.py``) is state-shaping, because Spark's native
 aggregation and the engine keep different state and Spark refuses to run one on the other's
-checkpoint. A native definition's hash also covers ``"path": "native"`` (an engine
-definition's hash is unchanged by this rule), so a trigger, delay or idle-advance change that
-moves a definition across the native/engine boundary gives a new store and a migration.
+checkpoint; likewise the engine's time mode (woken by the clock or not). A native
+definition's hash also covers ``"path": "native"``, an engine definition that needs the clock
+``"path": "engine+clock"`` (a plain engine definition's hash is unchanged by this rule), so a
+trigger, delay or idle-advance change that crosses one of these boundaries gives a new store
+and a migration.
 
 The readable prefix is ``<name>__<type>_window_<size ms>[_<step ms>]_<fns>``; the suffix is the
 first 8 hex digits of a sha256 over the normalised state-shaping parts. Normalisation makes
@@ -31,7 +33,7 @@ from typing import Any
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from jobs.definition.canonical import dumps
-from jobs.definition.execution import execution_path
+from jobs.definition.execution import spark_state_kind
 from jobs.definition.model import PROCESSING, Definition
 from jobs.definition.sql import parse_expression
 
@@ -63,8 +65,9 @@ def state_shape(defn: Definition) -> dict[str, Any]:
         "watermark_scope": defn.watermark.scope,
         "lateness_basis": defn.lateness_basis,
     }
-    if execution_path(defn) == "native":
-        shape["path"] = "native"
+    kind = spark_state_kind(defn)
+    if kind != "engine":  # plain engine definitions keep the names they had before this rule
+        shape["path"] = kind
     return shape
 
 

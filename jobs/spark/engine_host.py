@@ -94,17 +94,11 @@ TimeMode = Literal["EventTime", "ProcessingTime"]
 
 
 def needs_processing_time(defn: Definition) -> bool:
-    """Whether the definition has anything that moves with processing time alone: the
-    processing clock, idle advance, or a processing-time trigger (``early {after|every}``,
-    ``late {after}``). Such a job must be woken by the clock, not only by records and
-    watermark advances: it runs in Spark's ``ProcessingTime`` time mode."""
-    if defn.uses_processing_time or defn.watermark.idle_advance:
-        return True
-    from jobs.definition.trigger import effective_trigger
+    """Whether the job must be woken by the clock (``ProcessingTime`` mode); the rule is
+    :func:`jobs.definition.execution.needs_clock`, which is state-shaping."""
+    from jobs.definition.execution import needs_clock
 
-    t = effective_trigger(defn)
-    return ((t.early is not None and t.early.kind in ("after", "every"))
-            or (t.late is not None and t.late.kind == "after"))
+    return needs_clock(defn)
 
 
 def engine_mode(defn: Definition) -> Literal["internal", "external"]:
@@ -865,12 +859,12 @@ def time_mode(defn: Definition, checkpoint: str) -> TimeMode:
     """The time mode to run with, fixed per checkpoint: ``ProcessingTime`` when the definition
     needs the clock (:func:`needs_processing_time`) and the checkpoint is new.
 
-    Triggers and idle advance are not state-shaping (docs/definition.md), so a new version can
-    restart in place on a checkpoint started in the other mode, which Spark would not restart.
-    The checkpoint's mode wins: a checkpoint that ran in ``EventTime`` (or before this file
-    existed) keeps it, and its processing-time triggers and idle advance are then evaluated
-    when a bucket is called (records, watermark advances). The processing clock is state-shaping
-    (``event_time``), so it always starts a new checkpoint."""
+    The clock is state-shaping (``jobs/definition/execution.py``), so every version on one store
+    wants the same mode. The checkpoint's recorded mode still wins, for checkpoints whose store
+    was named before that rule (their versions may differ): one that ran in ``EventTime`` (or
+    before this file existed) keeps it, and its processing-time triggers and idle advance are
+    then evaluated only when a bucket is called (records, watermark advances); a warning says
+    so. Spark would refuse to restart it in the other mode."""
     from jobs.spark.checkpoint import has_run, local_root, write_marker
 
     wanted: TimeMode = "ProcessingTime" if needs_processing_time(defn) else "EventTime"
@@ -878,11 +872,21 @@ def time_mode(defn: Definition, checkpoint: str) -> TimeMode:
     if root is None:
         return wanted
     marker = root / TIME_FILE
+    mode: TimeMode
     if marker.exists():
-        mode = json.loads(marker.read_text(encoding="utf-8")).get("time_mode")
-        return "ProcessingTime" if mode == "ProcessingTime" else "EventTime"
-    mode = "EventTime" if has_run(root) else wanted
-    write_marker(root, TIME_FILE, {"time_mode": mode})
+        text = json.loads(marker.read_text(encoding="utf-8")).get("time_mode")
+        mode = "ProcessingTime" if text == "ProcessingTime" else "EventTime"
+    else:
+        mode = "EventTime" if has_run(root) else wanted
+        write_marker(root, TIME_FILE, {"time_mode": mode})
+    if mode != wanted and wanted == "ProcessingTime":
+        import logging
+
+        logging.getLogger(__name__).warning(
+            "checkpoint %s runs in EventTime mode (its store was named before the clock was "
+            "state-shaping): this version's after/every triggers and idle advance fire only "
+            "when a record or a watermark advance reaches the bucket, not on the wall clock; "
+            "save the change as a new store to get them on time", checkpoint)
     return mode
 
 

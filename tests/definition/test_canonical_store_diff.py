@@ -249,28 +249,39 @@ def test_change_classification(change: dict[str, Any], keeps: bool) -> None:
 
 
 ENGINE_BASE: dict[str, Any] = {"trigger": {"emit": "custom", "early": {"count": 2}}}
-"""An engine-path definition (early firings): trigger and watermark changes that keep it on
-the engine keep its store, as the spec says; going back to ``emit: final`` moves it to Spark's
-native aggregation and needs a new store."""
+"""An engine-path definition woken by records and watermark advances (early count firings)."""
+CLOCK_BASE: dict[str, Any] = {"trigger": {"emit": "custom", "early": {"after": "30s"}}}
+"""An engine-path definition woken by the clock (early firings 30 s after a window's first
+record)."""
 
-# (id, change on top of ENGINE_BASE, keeps the store?)
-ENGINE_STORE_CASES: list[tuple[str, dict[str, Any], bool]] = [
-    ("trigger emit", {"trigger": {"emit": "current"}}, True),
-    ("trigger cadence", {"trigger": {"emit": "custom", "early": {"after": "30s"}}}, True),
-    ("early count", {"trigger": {"emit": "custom", "early": {"count": 5}}}, True),
-    ("watermark strategy", {"watermark.strategy": "source"}, True),
-    ("idle advance", {"watermark.idle_advance": True}, True),
-    ("infinite delay", {"watermark.delay": "infinite"}, True),
-    ("watermark delay", {"watermark.delay": "30s"}, True),
-    ("back to emit final (to native)", {"trigger": {"emit": "final"}}, False),
+# (id, base, change on top of it, keeps the store?)
+ENGINE_STORE_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
+    ("trigger emit", ENGINE_BASE, {"trigger": {"emit": "current"}}, True),
+    ("early count cadence", ENGINE_BASE, {"trigger": {"emit": "custom", "early": {"count": 5}}},
+     True),
+    ("watermark strategy", ENGINE_BASE, {"watermark.strategy": "source"}, True),
+    ("infinite delay", ENGINE_BASE, {"watermark.delay": "infinite"}, True),
+    ("watermark delay", ENGINE_BASE, {"watermark.delay": "30s"}, True),
+    ("late count", ENGINE_BASE | {"allowed_lateness": "1m"},
+     {"trigger": {"emit": "custom", "early": {"count": 2}, "late": {"count": 3}}}, True),
+    ("back to emit final (to native)", ENGINE_BASE, {"trigger": {"emit": "final"}}, False),
+    ("early count -> after (to the clock)", ENGINE_BASE, CLOCK_BASE, False),
+    ("idle advance (to the clock)", ENGINE_BASE, {"watermark.idle_advance": True}, False),
+    ("early after cadence", CLOCK_BASE, {"trigger": {"emit": "custom", "early": {"after": "1m"}}},
+     True),
+    ("early after -> every", CLOCK_BASE,
+     {"trigger": {"emit": "custom", "early": {"every": "1m"}}}, True),
+    ("idle advance on a clocked job", CLOCK_BASE, {"watermark.idle_advance": True}, True),
+    ("early after -> count (off the clock)", CLOCK_BASE, ENGINE_BASE, False),
 ]
 
 
-@pytest.mark.parametrize(("change", "keeps"), [c[1:] for c in ENGINE_STORE_CASES],
+@pytest.mark.parametrize(("start", "change", "keeps"), [c[1:] for c in ENGINE_STORE_CASES],
                          ids=[c[0] for c in ENGINE_STORE_CASES])
-def test_change_classification_on_the_engine_path(change: dict[str, Any], keeps: bool) -> None:
-    old = load_definition(base(**ENGINE_BASE))
-    new = load_definition(base(**(ENGINE_BASE | change)))
+def test_change_classification_on_the_engine_path(start: dict[str, Any], change: dict[str, Any],
+                                                  keeps: bool) -> None:
+    old = load_definition(base(**start))
+    new = load_definition(base(**(start | change)))
     diff = diff_definitions(old, new)
     assert diff.changes
     assert diff.same_store is keeps
@@ -287,6 +298,9 @@ def test_a_path_change_is_named_in_the_summary() -> None:
         f"new state store {store_name(engine)} (migration from {store_name(native)})")
     assert lines[-1] == "  execution path on Spark: native -> engine  [state]"
     assert diff_definitions(engine, native).path_change == ("engine", "native")
+    clocked = load_definition(base(**CLOCK_BASE))
+    assert diff_definitions(engine, clocked).summary().splitlines()[-1] == (
+        "  execution path on Spark: engine -> engine+clock  [state]")
     # the path is what differs: the state-shaping fields are the same
     assert not any(c.state_shaping for c in diff.changes)
 

@@ -63,7 +63,8 @@ def test_time_mode_follows_the_definition_and_is_fixed_per_checkpoint(tmp_path: 
     (old / "offsets" / "0").write_text("v1\n{}\n")
     assert time_mode(early_after, str(old)) == "EventTime"
     assert json.loads((old / TIME_FILE).read_text())["time_mode"] == "EventTime"
-    # a new version that adds idle advance restarts in place (same store): the mode stays
+    # a version that adds idle advance gets a new store since the clock is state-shaping; on
+    # a store named before that rule it restarts in place, and the checkpoint's mode stays
     assert time_mode(idle, str(old)) == "EventTime"
     assert time_mode(idle, str(tmp_path / "fresh")) == "ProcessingTime"
     # and a ProcessingTime checkpoint stays so for a version without any clock part

@@ -434,8 +434,11 @@ else:
         if result.path_change is not None:
             old_path, new_path = result.path_change
             st.caption(f"It moves the job from the **{old_path}** path to the **{new_path}** "
-                       "path on Spark; the two keep different state, so the store changes even "
-                       "though no state-shaping field did (see docs/spark.md).")
+                       "path on Spark (native: Spark's own aggregation; engine: tidemark's "
+                       "engine; engine+clock: the engine woken by the wall clock, for "
+                       "after/every triggers, idle advance and the processing clock). Each keeps "
+                       "its own kind of state, so the store changes even though no "
+                       "state-shaping field did (see docs/spark.md).")
     if result.changes:
         st.dataframe(
             pd.DataFrame([{"field": p, "from": fmt.change_value(p, o), "to": fmt.change_value(p, n)}
