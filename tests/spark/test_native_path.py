@@ -107,6 +107,17 @@ def test_native_equals_replay_final_panes(spark: Any, tmp_path: Path, settings: 
     assert len([e for e in expected if e["type"] == "pane"]) >= 5
     assert canon(spark_panes(spark, ctx), drop=("emitted_at",)) == canon(
         expected, drop=("emitted_at",))
+    # emitted_at is the timestamp of the batch that emitted the pane, as its offsets log
+    # entry records it (a re-run batch writes the same value); the watermark is the spec's
+    # watermark before that batch
+    from jobs.spark.checkpoint import read_batch_info
+
+    rows = spark.read.parquet(ctx.panes_path).select("batch_id", "emitted_at", "watermark").collect()
+    assert rows
+    for r in rows:
+        info = read_batch_info(ctx.checkpoint, r.batch_id)
+        assert r.emitted_at == info.timestamp_ms
+        assert r.watermark == runner._to_ours(info.watermark_ms)
     late = read_jsonl_dir(Path(ctx.late_path))
     want_late = sorted((e["event_time"], e["window_start"]) for e in expected if e["type"] == "late")
     assert sorted((x["event_time"], x["window_start"]) for x in late) == want_late
