@@ -285,7 +285,18 @@ class JobRunner:
         options' stop timeout), else stop anyway (the running batch is not committed)."""
         limit = self.options.stop_timeout_seconds if timeout is None else timeout
         deadline = time.monotonic() + limit
+        clocked = self.time_mode == "ProcessingTime"
+        first: Any = None
+        if clocked:
+            # batches run back to back when a batch takes longer than the trigger interval,
+            # so there may be no gap to catch: stop once the running batch has committed
+            # (the next one has then only just started, commits nothing, and a restart re-runs
+            # it with the same batch time). Before, a SIGTERM waited out the whole timeout.
+            poll = min(poll, 0.005)
+            first = _last_batch_id(q)
         while q.isActive and q.status.get("isTriggerActive") and time.monotonic() < deadline:
+            if clocked and _last_batch_id(q) != first:
+                break
             time.sleep(poll)
         q.stop()
 
@@ -345,3 +356,9 @@ def _progress_dict(progress: Any) -> dict[str, Any]:
     if hasattr(progress, "json"):
         return dict(json.loads(progress.json))
     return dict(progress)
+
+
+def _last_batch_id(q: StreamingQuery) -> Any:
+    """The id of the newest completed micro-batch (None before the first)."""
+    last = q.lastProgress
+    return None if last is None else _progress_dict(last).get("batchId")
