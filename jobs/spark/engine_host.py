@@ -18,7 +18,7 @@ event-time timer at ``watermark + 1``, so a watermark advance wakes the buckets 
 no records, and their windows fire. Per-key watermarks (``scope: key``) need no global view:
 those engines run in ``internal`` mode.
 
-The clock (:func:`needs_processing_time`: processing clock, idle advance, ``after``/``every``
+The clock (:func:`~jobs.definition.execution.needs_clock`: processing clock, idle advance, ``after``/``every``
 triggers): the operator runs in Spark's ``ProcessingTime`` mode, where Spark runs a batch at
 every trigger even without input, and each bucket's one timer is at ``now + 1``: every bucket
 is called at every micro-batch, so windows close on the wall clock without new records. Fixed
@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal
 
+from jobs.definition.execution import needs_clock
 from jobs.definition.model import Definition
 from jobs.engine.records import Pane, jsonable, key_json
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column
@@ -91,14 +92,6 @@ OUT_COLUMNS = [
 
 
 TimeMode = Literal["EventTime", "ProcessingTime"]
-
-
-def needs_processing_time(defn: Definition) -> bool:
-    """Whether the job must be woken by the clock (``ProcessingTime`` mode); the rule is
-    :func:`jobs.definition.execution.needs_clock`, which is state-shaping."""
-    from jobs.definition.execution import needs_clock
-
-    return needs_clock(defn)
 
 
 def engine_mode(defn: Definition) -> Literal["internal", "external"]:
@@ -134,7 +127,7 @@ class HostConfig:
     ``None``: the gate split dead letters off before the operator (no ``__dead`` column)."""
     time_mode: TimeMode = "EventTime"
     """``ProcessingTime``: every bucket is woken at every micro-batch, data or not (see
-    :func:`needs_processing_time`); ``EventTime``: by records and watermark advances only."""
+    :func:`~jobs.definition.execution.needs_clock`); ``EventTime``: by records and watermark advances only."""
 
 
 class _LazyRecords(Sequence[dict[str, Any]]):
@@ -857,7 +850,7 @@ checkpoint with another one)."""
 
 def time_mode(defn: Definition, checkpoint: str) -> TimeMode:
     """The time mode to run with, fixed per checkpoint: ``ProcessingTime`` when the definition
-    needs the clock (:func:`needs_processing_time`) and the checkpoint is new.
+    needs the clock (:func:`~jobs.definition.execution.needs_clock`) and the checkpoint is new.
 
     The clock is state-shaping (``jobs/definition/execution.py``), so every version on one store
     wants the same mode. The checkpoint's recorded mode still wins, for checkpoints whose store
@@ -867,7 +860,7 @@ def time_mode(defn: Definition, checkpoint: str) -> TimeMode:
     so. Spark would refuse to restart it in the other mode."""
     from jobs.spark.checkpoint import has_run, local_root, write_marker
 
-    wanted: TimeMode = "ProcessingTime" if needs_processing_time(defn) else "EventTime"
+    wanted: TimeMode = "ProcessingTime" if needs_clock(defn) else "EventTime"
     root = local_root(checkpoint)
     if root is None:
         return wanted

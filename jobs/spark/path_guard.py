@@ -20,11 +20,11 @@ import json
 
 from jobs.definition.execution import ExecutionPath
 from jobs.spark.checkpoint import has_run, local_root, write_marker
+from jobs.spark.engine_host import TIME_FILE as _ENGINE_HINT
 from jobs.spark.errors import SparkRuntimeError
+from jobs.spark.key_layout import LAYOUT_FILE as _NATIVE_HINT
 
 PATH_FILE = "tidemark_path.json"
-_NATIVE_HINT = "tidemark_native_key.json"
-_ENGINE_HINT = "tidemark_engine_time.json"
 
 
 def recorded_path(checkpoint: str) -> ExecutionPath | None:

@@ -14,10 +14,11 @@ import pytest
 
 from jobs.config import Settings
 from jobs.definition import load_definition
+from jobs.definition.execution import needs_clock
 from jobs.engine import Engine, RecordBatch
 from jobs.spark.checkpoint import read_batch_info
 from jobs.spark.context import JobContext
-from jobs.spark.engine_host import TIME_FILE, needs_processing_time, time_mode
+from jobs.spark.engine_host import TIME_FILE, time_mode
 from jobs.spark.inspect import open_windows
 from jobs.spark.runner import JobRunner, RunOptions
 
@@ -46,7 +47,7 @@ def test_time_mode_follows_the_definition_and_is_fixed_per_checkpoint(tmp_path: 
     early_count = _defn(tmp_path, trigger={"emit": "custom", "early": {"count": 3}})
     clock = _defn(tmp_path, event_time="processing")
     idle = _defn(tmp_path, watermark={"delay": "1s", "idle_advance": True})
-    assert [needs_processing_time(d) for d in (final, early_after, late_after, early_count,
+    assert [needs_clock(d) for d in (final, early_after, late_after, early_count,
                                                clock, idle)] == [
         False, True, True, False, True, True]
 
