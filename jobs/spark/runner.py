@@ -285,17 +285,15 @@ class JobRunner:
         options' stop timeout), else stop anyway (the running batch is not committed)."""
         limit = self.options.stop_timeout_seconds if timeout is None else timeout
         deadline = time.monotonic() + limit
-        clocked = self.time_mode == "ProcessingTime"
-        first: Any = None
-        if clocked:
-            # batches run back to back when a batch takes longer than the trigger interval,
-            # so there may be no gap to catch: stop once the running batch has committed
-            # (the next one has then only just started, commits nothing, and a restart re-runs
-            # it with the same batch time). Before, a SIGTERM waited out the whole timeout.
-            poll = min(poll, 0.005)
-            first = _last_batch_id(q)
+        # batches run back to back when input is backlogged (an EventTime job catching up) or
+        # a batch takes longer than the trigger interval (ProcessingTime), so there may be no
+        # gap to catch: stop once the running batch has committed (the next one has then only
+        # just started, commits nothing, and a restart re-runs it from the offsets log with the
+        # same input and batch time). Before, a SIGTERM waited out the whole timeout.
+        poll = min(poll, 0.005)
+        first = _last_batch_id(q)
         while q.isActive and q.status.get("isTriggerActive") and time.monotonic() < deadline:
-            if clocked and _last_batch_id(q) != first:
+            if _last_batch_id(q) != first:
                 break
             time.sleep(poll)
         q.stop()
