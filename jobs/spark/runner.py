@@ -281,8 +281,10 @@ class JobRunner:
 
     def _graceful_stop(self, q: StreamingQuery, timeout: float | None = None,
                        poll: float = 0.05) -> None:
-        """Stop between two micro-batches when one comes within ``timeout`` (default: the
-        options' stop timeout), else stop anyway (the running batch is not committed)."""
+        """Stop as soon as the micro-batch running now has committed (a gap between batches,
+        or a newer batch in the progress events) if that happens within ``timeout`` (default:
+        the options' stop timeout), else stop anyway (the running batch is not committed and
+        is re-run on restart)."""
         limit = self.options.stop_timeout_seconds if timeout is None else timeout
         deadline = time.monotonic() + limit
         # batches run back to back when input is backlogged (an EventTime job catching up) or
