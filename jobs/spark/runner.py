@@ -49,6 +49,11 @@ if TYPE_CHECKING:
 
 CatalogPaneWriter = Callable[[int, list[dict[str, Any]]], None]
 
+STOP_POLL_SECONDS = 0.005
+"""How often a stop under way looks for the running batch's commit: a batch that starts after
+the commit and before the next look is abandoned and re-run on restart, so look often (only
+while stopping, never on the hot path)."""
+
 
 @dataclass
 class RunOptions:
@@ -257,7 +262,7 @@ class JobRunner:
                 # availableNow under ProcessingTime runs no-data batches back to back: catch
                 # the gap between two (fine polling), else stop inside one — it commits
                 # nothing, and a restart re-runs it with the same batch time
-                self._graceful_stop(q, timeout=1.0, poll=0.005)
+                self._graceful_stop(q, timeout=1.0)
                 break
         self.drain_progress()
         exc = q.exception()
@@ -279,8 +284,7 @@ class JobRunner:
             s.get("startOffset") is not None and s.get("startOffset") == s.get("endOffset")
             for s in sources)
 
-    def _graceful_stop(self, q: StreamingQuery, timeout: float | None = None,
-                       poll: float = 0.05) -> None:
+    def _graceful_stop(self, q: StreamingQuery, timeout: float | None = None) -> None:
         """Stop as soon as the micro-batch running now has committed (a gap between batches,
         or a newer batch in the progress events) if that happens within ``timeout`` (default:
         the options' stop timeout), else stop anyway (the running batch is not committed and
@@ -292,12 +296,11 @@ class JobRunner:
         # gap to catch: stop once the running batch has committed (the next one has then only
         # just started, commits nothing, and a restart re-runs it from the offsets log with the
         # same input and batch time). Before, a SIGTERM waited out the whole timeout.
-        poll = min(poll, 0.005)
         first = _last_batch_id(q)
         while q.isActive and q.status.get("isTriggerActive") and time.monotonic() < deadline:
             if _last_batch_id(q) != first:
                 break
-            time.sleep(poll)
+            time.sleep(STOP_POLL_SECONDS)
         q.stop()
 
     def backfill(self) -> None:
