@@ -3,7 +3,14 @@
 All variants run side by side in one invocation on the same generated data (JSON files, N
 events, K keys, 1 hour of event time, 20% of events up to 5 s out of order), each in a fresh
 driver process (own JVM) with local[2], shuffle partitions 2, RocksDB, maxFilesPerTrigger=1 and
-the availableNow trigger. Writes benchmarks/results/spark_throughput.json:
+the availableNow trigger. Variants:
+- ``spark_native``: the hand-written ``groupBy(window(...))`` job on Spark's defaults (plus the
+  fixed comparison settings above) -- the baseline the issue names;
+- ``spark_native_tuned``: the same query on tidemark's session (jobs/spark/session.py), i.e.
+  given every tuning tidemark applies to its own jobs: the comparison at equal tuning;
+- ``tidemark_native`` / ``tidemark_engine``: the definition run by ``JobRunner``.
+Ratios are reported against both baselines (``ratio_vs_spark_native`` and
+``..._tuned``). Writes benchmarks/results/spark_throughput.json:
 
 - events/s = input events / wall time from the query's start to its end (JVM start excluded);
 - batch duration percentiles (triggerExecution of data batches);
@@ -22,7 +29,8 @@ the availableNow trigger. Writes benchmarks/results/spark_throughput.json:
   worker; ``python``: the mapInArrow gate; null: the engine path splits dead letters itself).
 
 Usage: python benchmarks/spark_throughput.py [--events 2000000] [--keys 10000] [--files 20]
-       [--variants spark_native,tidemark_native,tidemark_engine] [--rounds 1] [--keep]
+       [--variants spark_native,spark_native_tuned,tidemark_native,tidemark_engine]
+       [--rounds 1] [--keep]
 With --rounds N every variant runs N times, interleaved (A B C A B C ...), and the run with the
 median events/s of each variant is reported (all runs are kept under "runs").
 """
@@ -48,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 T0 = 1_767_225_600_000
 HOUR = 3_600_000
 SCHEMA = "team STRING, score INT, et BIGINT"
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 WARMUP_BATCHES = 5
 """Data batches left out of steady_events_per_s: the JVM's JIT compiles the query's code and
 RocksDB fills its memtable during the first batches of a fresh process; a job that runs for
@@ -106,11 +115,14 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
     from jobs.spark.session import build_session
 
     settings = Settings.from_env({"TIDEMARK_HOME": str(work), "TIDEMARK_SPARK_MASTER": "local[2]"})
-    spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
+    if variant == "spark_native":
+        spark = _plain_session(variant)
+    else:
+        spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
     cpu0 = _tree_cpu_s(os.getpid())
     started = time.monotonic()
     gate: str | None = None
-    if variant == "spark_native":
+    if variant in ("spark_native", "spark_native_tuned"):
         progress = _spark_native(spark, data, work)
         panes_path = str(work / "spark_native_out")
     else:
@@ -168,6 +180,30 @@ def _pct(values: list[int], p: int) -> float | None:
     return round(statistics.quantiles(values, n=100, method="inclusive")[p - 1], 1)
 
 
+PLAIN_CONF = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+}
+"""The hand-written baseline's session: what the issue fixes for the comparison (local[2], two
+shuffle partitions, the RocksDB state store) and Spark's defaults for everything else, which is
+what a job written by hand runs with. ``spark_native_tuned`` runs the same query on tidemark's
+own session (jobs/spark/session.py: changelog checkpointing, balanced file splits, the
+throughput collector), so the report also shows the ratio at equal tuning."""
+
+
+def _plain_session(variant: str) -> Any:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master("local[2]").appName(f"bench-{variant}")
+    for name, value in PLAIN_CONF.items():
+        builder = builder.config(name, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
 def _spark_native(spark: Any, data: Path, work: Path) -> list[dict[str, Any]]:
     from pyspark.sql import functions as F
 
@@ -190,7 +226,7 @@ def _panes(spark: Any, path: str, variant: str) -> str | None:
     if not Path(path).exists():
         return None
     df = spark.read.parquet(path)
-    if variant == "spark_native":
+    if variant.startswith("spark_native"):
         df = df.select(F.col("team").alias("k"), F.unix_millis("window.start").alias("ws"),
                        "total", "n")
     else:
@@ -279,7 +315,8 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=2_000_000)
     ap.add_argument("--keys", type=int, default=10_000)
     ap.add_argument("--files", type=int, default=20)
-    ap.add_argument("--variants", default="spark_native,tidemark_native,tidemark_engine")
+    ap.add_argument("--variants",
+                    default="spark_native,spark_native_tuned,tidemark_native,tidemark_engine")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--output", default=str(ROOT / "benchmarks" / "results" / "spark_throughput.json"))
@@ -309,16 +346,14 @@ def main() -> int:
                 runs.append(r)
         results = [_median_run([r for r in runs if r["variant"] == v]) for v in variants]
         by = {r["variant"]: r for r in results}
-        base_eps = (by.get("spark_native") or {}).get("events_per_s")
-        base_cpu = (by.get("spark_native") or {}).get("events_per_cpu_s")
-        base_steady = (by.get("spark_native") or {}).get("steady_events_per_s")
-        for r in results:
-            if base_eps and r.get("events_per_s"):
-                r["ratio_vs_spark_native"] = round(r["events_per_s"] / base_eps, 3)
-            if base_cpu and r.get("events_per_cpu_s"):
-                r["cpu_ratio_vs_spark_native"] = round(r["events_per_cpu_s"] / base_cpu, 3)
-            if base_steady and r.get("steady_events_per_s"):
-                r["steady_ratio_vs_spark_native"] = round(r["steady_events_per_s"] / base_steady, 3)
+        for base_name, suffix in (("spark_native", ""), ("spark_native_tuned", "_tuned")):
+            base = by.get(base_name) or {}
+            for field, ratio in (("events_per_s", "ratio_vs_spark_native"),
+                                 ("events_per_cpu_s", "cpu_ratio_vs_spark_native"),
+                                 ("steady_events_per_s", "steady_ratio_vs_spark_native")):
+                for r in results:
+                    if base.get(field) and r.get(field):
+                        r[ratio + suffix] = round(r[field] / base[field], 3)
         comparison = None
         ref = (by.get("spark_native") or {}).get("panes")
         mine = (by.get("tidemark_native") or {}).get("panes")

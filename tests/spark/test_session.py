@@ -1,0 +1,32 @@
+"""The session tidemark runs every job on: its tunings are in effect (docs/performance.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jobs.spark.session import THROUGHPUT_GC
+
+
+def test_a_landed_file_is_parsed_by_every_core(spark: Any, tmp_path: Path) -> None:
+    """A 1.5 MB file (one micro-batch's worth) is cut into one even split per core: with
+    Spark's default open cost it was a single split, parsed by one core while the other idled."""
+    path = tmp_path / "landed.json"
+    n = 30_000
+    path.write_text("".join(
+        json.dumps({"team": f"t{i % 97}", "score": i % 100, "et": 1_767_225_600_000 + i}) + "\n"
+        for i in range(n)))
+    assert path.stat().st_size > 1_000_000
+    df = spark.read.schema("team STRING, score INT, et BIGINT").json(str(path))
+    sizes = df.rdd.glom().map(len).collect()
+    cores = spark.sparkContext.defaultParallelism
+    assert len(sizes) == cores == 2, sizes
+    assert sum(sizes) == n
+    assert min(sizes) >= 0.4 * n, f"uneven splits {sizes}"
+
+
+def test_the_jvm_runs_the_throughput_collector(spark: Any) -> None:
+    runtime = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    args = list(runtime.getInputArguments())
+    assert THROUGHPUT_GC in args, args
