@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from jobs.spark.extract import EVENT_TIME, KEY, key_json
 from jobs.spark.gate import LONG_MIN, WLIM, GateConfig
-from jobs.spark.jvm import register_batch_watermark
+from jobs.spark.jvm import register_batch_timestamp, register_batch_watermark
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 def gate_config_text(cfg: GateConfig) -> str:
@@ -37,13 +37,31 @@ def gate_config_text(cfg: GateConfig) -> str:
     return "\t".join(parts)
 
 
+def our_watermark(spark: SparkSession, cfg: GateConfig) -> Column:
+    """The spec's watermark before the running batch (null: none yet), as SQL: the SQL twin of
+    ``GateConfig.our_watermark`` over the batch watermark function."""
+    from pyspark.sql import functions as F
+
+    spark_wm = F.call_function(register_batch_watermark(spark, cfg.checkpoint))
+    return F.when(spark_wm > 0, spark_wm - F.lit(cfg.shift) + F.lit(cfg.allowed_lateness))
+
+
+def batch_facts(spark: SparkSession, cfg: GateConfig) -> tuple[Column, Column]:
+    """(``emitted_at``, ``watermark``) of the running batch's panes as SQL expressions, for the
+    pane projection inside the native path's streaming query: the values the driver would read
+    from the offsets log (``sinks.pane_frame``), but as function calls, so the generated code
+    is the same in every batch and nothing is built in Python per batch."""
+    from pyspark.sql import functions as F
+
+    emitted_at = F.call_function(register_batch_timestamp(spark, cfg.checkpoint))
+    return emitted_at, our_watermark(spark, cfg)
+
+
 def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:
     """``projected`` gated: columns ``cfg.out_columns`` + ``__wlim`` (as the Python gate)."""
     from pyspark.sql import functions as F
 
-    wm_function = register_batch_watermark(projected.sparkSession, cfg.checkpoint)
-    spark_wm = F.call_function(wm_function)
-    ours = F.when(spark_wm > 0, spark_wm - F.lit(cfg.shift) + F.lit(cfg.allowed_lateness))
+    ours = our_watermark(projected.sparkSession, cfg)
     corrupt, key, et = F.col(cfg.corrupt_column), F.col(KEY), F.col(EVENT_TIME)
     needs_gate = corrupt.isNotNull() | et.isNull() | (ours.isNotNull() & (et < ours))
     if cfg.has_key:

@@ -101,6 +101,16 @@ def register_batch_watermark(spark: SparkSession, checkpoint: str) -> str:
     return name
 
 
+def register_batch_timestamp(spark: SparkSession, checkpoint: str) -> str:
+    """Register the batch timestamp (offsets log ``batchTimestampMs``) of ``checkpoint`` as a
+    function without arguments and return its name: the native path's ``emitted_at`` inside
+    the streaming query (a literal would change the generated code every batch)."""
+    name = "tidemark_ts_" + hashlib.sha256(checkpoint.encode()).hexdigest()[:16]
+    jvm: Any = spark._jvm
+    jvm.tidemark.spark.Functions.registerBatchTimestamp(spark._jsparkSession, name, checkpoint)
+    return name
+
+
 if __name__ == "__main__":  # ``python -m jobs.spark.jvm``: build ahead (the Makefile does)
     built = ensure_jar()
     print(built if built else "no javac: the native path will use the Python gate")

@@ -32,13 +32,13 @@ from jobs.spark.extract import (
     raw_key_possible,
 )
 from jobs.spark.gate import KEY_TEXT, WLIM, GateConfig, make_gate
-from jobs.spark.gate_jvm import build_jvm_gate
+from jobs.spark.gate_jvm import batch_facts, build_jvm_gate
 from jobs.spark.jvm import register as register_jvm_functions
 from jobs.spark.key_layout import choose_key_layout
 from jobs.spark.path_guard import claim_path
 from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
-from jobs.spark.sinks import PANE_COLUMNS, pane_frame, write_panes
+from jobs.spark.sinks import PANE_COLUMNS, pane_frame, pane_projection, write_panes
 from jobs.spark.sources import read_stream
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ class JobRunner:
         self._to_ours: Callable[[int], int | None] = lambda wm: wm if wm > 0 else None
         self.query: StreamingQuery | None = None
         self.gate_kind: str | None = None
+        self._gate_cfg: GateConfig | None = None
         """Which gate the query runs: ``jvm`` (native path, JVM functions available) or
         ``python`` (mapInArrow; the engine path's dead-letter split, or the fallback)."""
         self.on_poll: Callable[[], object] | None = None
@@ -153,6 +154,7 @@ class JobRunner:
             corrupt_column=CORRUPT_COLUMN, judge_lateness=native, key_raw=projection.key_raw,
         )
         self._to_ours = cfg.our_watermark
+        self._gate_cfg = cfg
         by_name = {f.name: f for f in projected.schema.fields}
         gate_schema = StructType(
             [by_name[c] for c in out_cols] + [StructField(WLIM, LongType(), False)]
@@ -173,12 +175,22 @@ class JobRunner:
         columns = native_pane_columns(defn, projection)
         to_ours = self._to_ours
 
-        def write_batch(batch: DataFrame, batch_id: int) -> None:
-            from jobs.spark.checkpoint import read_batch_info
+        if self.gate_kind == "jvm" and self._gate_cfg is not None:
+            # pane rows built inside the streaming query, batch facts from the JVM's batch
+            # functions: Spark compiles the projection once instead of every batch (measured:
+            # docs/performance.md, session 9), and the driver only writes
+            emitted_at, watermark = batch_facts(self.spark, self._gate_cfg)
+            aggregated = pane_projection(ctx, aggregated, columns, emitted_at, watermark)
 
-            wm = to_ours(read_batch_info(ctx.checkpoint, batch_id).watermark_ms)
-            panes = pane_frame(ctx, batch, columns, batch_id, wm)
-            self._panes[batch_id] = write_panes(ctx, panes, batch_id, self.catalog_writer)
+            def write_batch(batch: DataFrame, batch_id: int) -> None:
+                self._panes[batch_id] = write_panes(ctx, batch, batch_id, self.catalog_writer)
+        else:
+            def write_batch(batch: DataFrame, batch_id: int) -> None:
+                from jobs.spark.checkpoint import read_batch_info
+
+                wm = to_ours(read_batch_info(ctx.checkpoint, batch_id).watermark_ms)
+                panes = pane_frame(ctx, batch, columns, batch_id, wm)
+                self._panes[batch_id] = write_panes(ctx, panes, batch_id, self.catalog_writer)
 
         return (
             aggregated.writeStream.outputMode("append")

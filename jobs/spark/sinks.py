@@ -34,17 +34,27 @@ def pane_frame(ctx: JobContext, batch: DataFrame, columns: list[Column], batch_i
     from pyspark.sql import functions as F
 
     info = read_batch_info(ctx.checkpoint, batch_id)
+    return pane_projection(ctx, batch, columns, F.lit(info.timestamp_ms), F.lit(watermark))
+
+
+def pane_projection(ctx: JobContext, frame: DataFrame, columns: list[Column],
+                    emitted_at: Column, watermark: Column) -> DataFrame:
+    """``frame``'s panes in the results schema: identity, ``columns``, then the batch facts
+    (as literals per batch in ``pane_frame``; as the JVM's batch functions inside the native
+    path's streaming query)."""
+    from pyspark.sql import functions as F
+
     ident = [
         F.lit(ctx.job).alias("job"),
         F.lit(ctx.version).cast("int").alias("version"),
         F.lit(ctx.store).alias("store"),
     ]
-    return batch.select(*ident, *columns).select(
+    return frame.select(*ident, *columns).select(
         "job", "version", "store", "key", "window_start", "window_end", "first_event_time",
         "last_event_time", "timing", F.col("pane_index").cast("int").alias("pane_index"),
         "is_first", "is_last", "retraction", "values",
-        F.lit(info.timestamp_ms).cast("bigint").alias("emitted_at"),
-        F.lit(watermark).cast("bigint").alias("watermark"),
+        emitted_at.cast("bigint").alias("emitted_at"),
+        watermark.cast("bigint").alias("watermark"),
     )
 
 

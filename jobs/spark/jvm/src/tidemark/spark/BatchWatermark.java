@@ -13,7 +13,8 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.sql.api.java.UDF0;
 
 /**
- * Spark's watermark of the running micro-batch of one checkpoint, read from its offsets log.
+ * Spark's watermark (or, with {@link #timestamp}, the batch timestamp) of the running
+ * micro-batch of one checkpoint, read from its offsets log.
  *
  * Why: the spec judges lateness against the watermark as it stood before a micro-batch, but no
  * Spark SQL expression exposes it (Spark's own late-row filter uses the previous batch's). The
@@ -28,17 +29,29 @@ import org.apache.spark.sql.api.java.UDF0;
  * within one task the answer never changes, so the last (task, value) pair is kept in one
  * immutable holder: the common case is one field read and one identity comparison (a racy
  * read still sees a consistent pair).
+ *
+ * The timestamp variant gives the native path's pane rows their ``emitted_at`` inside the
+ * streaming query: as a per-batch literal it changed the generated code every batch (Spark
+ * compiled the pane projection again each time), as a function call the code stays the same.
  */
 public final class BatchWatermark implements UDF0<Long> {
     private static final long serialVersionUID = 1L;
     private static final Pattern WM = Pattern.compile("\"batchWatermarkMs\"\\s*:\\s*(-?\\d+)");
+    private static final Pattern TS = Pattern.compile("\"batchTimestampMs\"\\s*:\\s*(-?\\d+)");
     private static final ConcurrentHashMap<String, Long> CACHE = new ConcurrentHashMap<>();
 
     private final String checkpoint;
+    private final boolean timestamp;
     private transient volatile Object[] last;
 
     public BatchWatermark(String checkpoint) {
+        this(checkpoint, false);
+    }
+
+    /** ``timestamp``: the batch's timestamp (``batchTimestampMs``) instead of its watermark. */
+    public BatchWatermark(String checkpoint, boolean timestamp) {
         this.checkpoint = checkpoint;
+        this.timestamp = timestamp;
     }
 
     static Long batchId(TaskContext ctx) {
@@ -50,24 +63,24 @@ public final class BatchWatermark implements UDF0<Long> {
         return location.startsWith("file:") ? location.substring("file:".length()) : location;
     }
 
-    static long watermark(String checkpoint, long batch) {
-        String key = checkpoint + "\u0000" + batch;
+    static long field(String checkpoint, long batch, boolean timestamp) {
+        String key = checkpoint + (timestamp ? "\u0000t" : "\u0000") + batch;
         Long cached = CACHE.get(key);
         if (cached != null) return cached;
-        long wm;
+        long value;
         try {
             List<String> lines = Files.readAllLines(
                 Paths.get(localPath(checkpoint), "offsets", Long.toString(batch)),
                 StandardCharsets.UTF_8);
-            Matcher m = WM.matcher(lines.size() > 1 ? lines.get(1) : "");
-            wm = m.find() ? Long.parseLong(m.group(1)) : 0L;
+            Matcher m = (timestamp ? TS : WM).matcher(lines.size() > 1 ? lines.get(1) : "");
+            value = m.find() ? Long.parseLong(m.group(1)) : 0L;
         } catch (IOException e) {
             throw new IllegalStateException(
                 "tidemark: offsets log of batch " + batch + " unreadable under " + checkpoint, e);
         }
         if (CACHE.size() > 1024) CACHE.clear();
-        CACHE.put(key, wm);
-        return wm;
+        CACHE.put(key, value);
+        return value;
     }
 
     @Override
@@ -76,7 +89,7 @@ public final class BatchWatermark implements UDF0<Long> {
         Object[] l = last;
         if (ctx != null && l != null && l[0] == ctx) return (Long) l[1];
         Long batch = batchId(ctx);
-        Long wm = batch == null ? 0L : watermark(checkpoint, batch);
+        Long wm = batch == null ? 0L : field(checkpoint, batch, timestamp);
         if (ctx != null) last = new Object[] {ctx, wm};
         return wm;
     }

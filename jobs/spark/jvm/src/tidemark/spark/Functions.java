@@ -21,4 +21,10 @@ public final class Functions {
         spark.udf().register(name,
             functions.udf(new BatchWatermark(checkpoint), DataTypes.LongType));
     }
+
+    /** ``name()``: the batch timestamp of ``checkpoint`` (the panes' ``emitted_at``). */
+    public static void registerBatchTimestamp(SparkSession spark, String name, String checkpoint) {
+        spark.udf().register(name,
+            functions.udf(new BatchWatermark(checkpoint, true), DataTypes.LongType));
+    }
 }
