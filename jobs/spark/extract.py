@@ -95,8 +95,9 @@ def _groups_as_json(dtype: DataType) -> bool:
 
 def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
                      raw_key: bool = False) -> Projection:
-    """Analyse every expression of ``defn`` against ``schema`` (``empty`` is an empty batch
-    DataFrame with that schema) and return the select list; raises SparkRuntimeError.
+    """Analyse every expression of ``defn`` against ``schema`` (``empty`` is a DataFrame with
+    that schema, only analysed: the job passes its source stream) and return the select list;
+    raises SparkRuntimeError.
     ``raw_key``: ``__key`` holds the key's raw value (only where :func:`raw_key_possible`)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import (
