@@ -93,9 +93,9 @@ class JobRunner:
         self._to_ours: Callable[[int], int | None] = lambda wm: wm if wm > 0 else None
         self.query: StreamingQuery | None = None
         self.gate_kind: str | None = None
-        self._gate_cfg: GateConfig | None = None
         """Which gate the query runs: ``jvm`` (native path, JVM functions available) or
         ``python`` (mapInArrow; the engine path's dead-letter split, or the fallback)."""
+        self._gate_cfg: GateConfig | None = None
         self.on_poll: Callable[[], object] | None = None
         """Called every ``heartbeat_seconds`` while the query runs (the run's heartbeat)."""
         self.time_mode: TimeMode = "EventTime"

@@ -40,7 +40,8 @@ CORRUPT_COLUMN = "_tidemark_corrupt"
 
 
 def parse_ddl(spark: SparkSession, ddl: str, field: str = "source.schema") -> StructType:
-    """The StructType of a Spark DDL string, with an error that names the definition field."""
+    """The StructType of a Spark DDL string, with an error that names the definition field.
+    ``spark`` must be running: the parser is Spark's own, in its JVM."""
     from pyspark.sql.types import StructType
 
     # StructType.fromDDL: Spark's own parser, without createDataFrame's ~0.5 s first call
