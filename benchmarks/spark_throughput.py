@@ -53,10 +53,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from jobs.spark.session import ROCKSDB_PROVIDER  # noqa: E402  (after the path)
+
 T0 = 1_767_225_600_000
 HOUR = 3_600_000
 SCHEMA = "team STRING, score INT, et BIGINT"
-ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 WARMUP_BATCHES = 5
 """Data batches left out of steady_events_per_s: the JVM's JIT compiles the query's code and
 RocksDB fills its memtable during the first batches of a fresh process; a job that runs for
@@ -182,7 +183,7 @@ def _pct(values: list[int], p: int) -> float | None:
 
 PLAIN_CONF = {
     "spark.sql.shuffle.partitions": "2",
-    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
+    "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
 }
