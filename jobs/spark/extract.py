@@ -68,15 +68,36 @@ def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
 
 
 def key_json(k: Column) -> Column:
-    """The canonical JSON text of key value ``k`` (null when ``k`` is null)."""
+    """The canonical JSON text of key value ``k`` (null when ``k`` is null); ``k`` is a scalar
+    (a raw key: string, integral or boolean)."""
     from pyspark.sql import functions as F
 
-    text = F.to_json(F.array(k))
-    # to_json(array(k)) is "[<json of k>]": strip the brackets
-    # substring, not a regular expression: this can run for every record
+    # to_json(array(k)) is "[<json of k>]": strip the brackets. btrim, not substring(text, 2,
+    # length(text) - 2): that named the text twice and Spark ran Jackson twice per row; a
+    # scalar's JSON text never starts with "[" or ends with "]", so trimming them is exact
     return F.when(k.isNull(), F.lit(None).cast("string")).otherwise(
-        F.substring(text, F.lit(2), F.length(text) - 2)
+        F.btrim(F.to_json(F.array(k)), F.lit("[]"))
     )
+
+
+JSON_ESCAPED = '[\\x00-\\x1f"\\\\]'
+"""Java regex: a character Jackson escapes in a JSON string (control characters, ``"`` and
+``\\``); every other character, non-ASCII included, is written as it is."""
+
+
+def string_json(k: Column) -> Column:
+    """:func:`key_json` of a string column, without Jackson for the common string.
+
+    Jackson writes a string that holds no character it escapes as ``"`` + text + ``"``; only a
+    string with such a character, or with bytes that are not valid UTF-8 (Jackson sees them as
+    U+FFFD), takes :func:`key_json`. Profiled on the native path: ``to_json`` per pane was the
+    largest single cost of building pane rows (docs/performance.md, session 10)."""
+    from pyspark.sql import functions as F
+
+    plain = F.concat(F.lit('"'), k, F.lit('"'))
+    needs_jackson = k.rlike(JSON_ESCAPED) | ~F.is_valid_utf8(k)
+    return F.when(k.isNull(), F.lit(None).cast("string")).when(
+        needs_jackson, key_json(k)).otherwise(plain)
 
 
 def raw_key_possible(defn: Definition, empty: DataFrame) -> bool:

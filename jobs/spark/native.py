@@ -16,7 +16,7 @@ import json
 from typing import TYPE_CHECKING
 
 from jobs.definition.model import Definition
-from jobs.spark.extract import EVENT_TIME, KEY, Projection, agg_column, key_json
+from jobs.spark.extract import EVENT_TIME, KEY, Projection, agg_column, key_json, string_json
 from jobs.spark.gate import WLIM
 from jobs.spark.plan import shift_for, window_step
 
@@ -69,6 +69,8 @@ def _key_text(projection: Projection) -> Column:
         return k  # already the JSON text
     if projection.key_type in PLAIN_TYPES:
         return k.cast("string")
+    if projection.key_type == "string":
+        return string_json(k)
     return key_json(k)
 
 

@@ -135,3 +135,41 @@ def test_pane_text_without_to_json_is_byte_identical(spark: Any, tmp_path: Path)
     assert [r["k"] for r in out] == [r["k_json"] for r in out]
     assert [r["v"] for r in out] == [r["v_json"] for r in out]
     assert out[1]["v"] == '{"s":null,"lo":null,"any_b":null,"n":3}'
+
+
+def test_string_key_text_is_jacksons(spark: Any) -> None:
+    """A string key's pane text skips Jackson unless the string holds a character Jackson
+    escapes or bytes that are not UTF-8; every string must still read exactly as ``to_json``
+    writes it (control characters, quotes, backslashes, brackets, non-ASCII, invalid UTF-8,
+    the empty string, null)."""
+    from pyspark.sql import functions as F
+
+    from jobs.spark.extract import KEY, Projection, key_json
+    from jobs.spark.native import _key_text
+
+    projection = Projection(columns=[], agg_types={}, source_columns=[], key_raw=True,
+                            key_type="string")
+    texts = ["a", "", "é\U0001f600", 'say "hi"', "back\\slash", "line\nbreak", "tab\t",
+             "\x00", "\x1f", "\x7f", "\u2028", "/", "[", "]", "[a]", '"]', "</script>", None]
+    df = spark.createDataFrame([(t,) for t in texts], f"{KEY} STRING")
+    invalid = spark.range(1).select(F.unhex(F.lit("61C328FF")).cast("string").alias(KEY))
+    df = df.unionByName(invalid)
+    reference = F.to_json(F.array(F.col(KEY)))  # "[<text>]", as Jackson writes it
+    out = df.select(
+        _key_text(projection).alias("fast"), key_json(F.col(KEY)).alias("trimmed"),
+        reference.alias("ref"), F.col(KEY).isNull().alias("is_null"),
+        F.is_valid_utf8(F.col(KEY)).alias("utf8"),
+    ).select(
+        "fast", "ref", "is_null", "utf8",
+        (F.col("fast") == F.substring(F.col("ref"), 2, F.length(F.col("ref")) - 2)).alias("same"),
+        (F.col("trimmed") == F.col("fast")).alias("same_trimmed"),
+    ).collect()
+    assert len(out) == len(texts) + 1
+    for row in out:
+        if row["is_null"]:
+            assert row["fast"] is None
+            continue
+        assert row["same"] and row["same_trimmed"], row
+    assert [r["fast"] for r in out[:3]] == ['"a"', '""', '"é\U0001f600"']
+    assert out[5]["fast"] == '"line\\nbreak"'
+    assert not out[-1]["utf8"]  # the invalid bytes took Jackson's path (U+FFFD)
