@@ -67,17 +67,33 @@ def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
         raise SparkRuntimeError(f"Spark rejects {expr!r}: {first}", field) from exc
 
 
-def key_json(k: Column) -> Column:
-    """The canonical JSON text of key value ``k`` (null when ``k`` is null); ``k`` is a scalar
-    (a raw key: string, integral or boolean)."""
+def key_json(k: Column, atomic: bool = True) -> Column:
+    """The canonical JSON text of key value ``k`` (null when ``k`` is null).
+
+    ``to_json(array(k))`` is ``[<json of k>]``. For an atomic ``k`` (string, number, boolean,
+    date, ...), whose JSON text never starts with ``[`` or ends with ``]``, the brackets are
+    trimmed with ``btrim``: ``substring(text, 2, length(text) - 2)`` named the text twice, and
+    where Spark does not eliminate the common subexpression (the aggregation's result
+    expressions) it ran Jackson twice per row. ``atomic=False`` (arrays, structs, maps: an
+    array's own brackets must stay) keeps the substring, which removes exactly one bracket on
+    each side."""
     from pyspark.sql import functions as F
 
-    # to_json(array(k)) is "[<json of k>]": strip the brackets. btrim, not substring(text, 2,
-    # length(text) - 2): that named the text twice and Spark ran Jackson twice per row; a
-    # scalar's JSON text never starts with "[" or ends with "]", so trimming them is exact
-    return F.when(k.isNull(), F.lit(None).cast("string")).otherwise(
-        F.btrim(F.to_json(F.array(k)), F.lit("[]"))
-    )
+    text = F.to_json(F.array(k))
+    inner = F.btrim(text, F.lit("[]")) if atomic else F.substring(
+        text, F.lit(2), F.length(text) - 2)
+    return F.when(k.isNull(), F.lit(None).cast("string")).otherwise(inner)
+
+
+def key_text(k: Column, dtype: DataType) -> Column:
+    """:func:`key_json` of ``k`` of type ``dtype``, the cheapest exact way: plain strings by
+    :func:`string_json`, other atomic types by the trimmed ``to_json``, the rest by the
+    substring (the JSON-key layout computes this for every record)."""
+    from pyspark.sql.types import AtomicType, StringType
+
+    if isinstance(dtype, StringType) and getattr(dtype, "collation", "UTF8_BINARY") == "UTF8_BINARY":
+        return string_json(k)
+    return key_json(k, atomic=isinstance(dtype, AtomicType))
 
 
 JSON_ESCAPED = '[\\x00-\\x1f"\\\\]'
@@ -156,7 +172,7 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         if raw_key and not _groups_as_json(key_dtype):
             raise SparkRuntimeError("cannot group by this key's raw value", "key")
         k = F.expr(spark_sql(defn.key))
-        cols.append((k if raw_key else key_json(k)).alias(KEY))
+        cols.append((k if raw_key else key_text(k, key_dtype)).alias(KEY))
     if defn.uses_processing_time:
         # the processing clock: the engine stamps records with the batch's processing time
         # itself; the column holds the micro-batch's time (Spark fixes current_timestamp per

@@ -173,3 +173,38 @@ def test_string_key_text_is_jacksons(spark: Any) -> None:
     assert [r["fast"] for r in out[:3]] == ['"a"', '""', '"é\U0001f600"']
     assert out[5]["fast"] == '"line\\nbreak"'
     assert not out[-1]["utf8"]  # the invalid bytes took Jackson's path (U+FFFD)
+
+
+@pytest.mark.parametrize(("ddl", "values"), [
+    ("ARRAY<INT>", [[1, 2], [], [None], None]),
+    ("ARRAY<STRING>", [["a]"], ["[", "x"]]),
+    ("STRUCT<a: ARRAY<INT>, b: STRING>", [{"a": [1], "b": "]"}, {"a": None, "b": None}]),
+    ("MAP<STRING, INT>", [{"k": 1}, {}]),
+    ("DOUBLE", [0.0, -0.0, 1.5, None]),
+    ("DATE", ["2026-01-02", None]),
+    ("BOOLEAN", [True, False]),
+    ("STRING", ["plain", 'q"uote', "[x]", None]),
+])
+def test_key_text_of_every_type_is_jacksons(spark: Any, ddl: str, values: list[Any]) -> None:
+    """The JSON-key layout (and the engine path) compute a key's text for every record: it must
+    be exactly the text inside ``to_json(array(k))``'s outer brackets for every type, an array
+    keeping its own brackets."""
+    import datetime
+
+    from pyspark.sql import functions as F
+
+    from jobs.spark.extract import KEY, key_text
+
+    rows = [(datetime.date.fromisoformat(v) if ddl == "DATE" and v else v,) for v in values]
+    df = spark.createDataFrame(rows, f"{KEY} {ddl}")
+    dtype = df.schema[KEY].dataType
+    ref = F.to_json(F.array(F.col(KEY)))
+    out = df.select(
+        key_text(F.col(KEY), dtype).alias("got"),
+        F.when(F.col(KEY).isNull(), None).otherwise(
+            F.substring(ref, 2, F.length(ref) - 2)).alias("want"),
+    ).collect()
+    assert len(out) == len(values)
+    assert [r["got"] for r in out] == [r["want"] for r in out]
+    if ddl == "ARRAY<INT>":
+        assert out[0]["got"] == "[1,2]"
