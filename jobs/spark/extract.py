@@ -89,9 +89,9 @@ def key_text(k: Column, dtype: DataType) -> Column:
     """:func:`key_json` of ``k`` of type ``dtype``, the cheapest exact way: plain strings by
     :func:`string_json`, other atomic types by the trimmed ``to_json``, the rest by the
     substring (the JSON-key layout computes this for every record)."""
-    from pyspark.sql.types import AtomicType, StringType
+    from pyspark.sql.types import AtomicType
 
-    if isinstance(dtype, StringType) and getattr(dtype, "collation", "UTF8_BINARY") == "UTF8_BINARY":
+    if _plain_string(dtype):
         return string_json(k)
     return key_json(k, atomic=isinstance(dtype, AtomicType))
 
@@ -122,11 +122,18 @@ def raw_key_possible(defn: Definition, empty: DataFrame) -> bool:
     return defn.key is not None and _groups_as_json(_analyse(empty, defn.key, "key"))
 
 
+def _plain_string(dtype: DataType) -> bool:
+    """A string with binary collation: equal exactly when its bytes are."""
+    from pyspark.sql.types import StringType
+
+    return isinstance(dtype, StringType) and getattr(dtype, "collation", "UTF8_BINARY") == "UTF8_BINARY"
+
+
 def _groups_as_json(dtype: DataType) -> bool:
     from pyspark.sql.types import BooleanType, StringType
 
     if isinstance(dtype, StringType):
-        return getattr(dtype, "collation", "UTF8_BINARY") == "UTF8_BINARY"
+        return _plain_string(dtype)
     return _integral(dtype) or isinstance(dtype, BooleanType)
 
 
