@@ -4,7 +4,9 @@ Exactly once across crashes rests on two facts: a re-run batch N reads the same 
 same watermark (offsets log) from state version N-1, so it produces the same panes; and every
 write here *replaces* what batch N wrote before instead of appending to it:
 - ``parquet``: ``panes/batch_id=N/`` is overwritten as a whole (Spark writes through a
-  ``_temporary`` directory, which readers ignore);
+  ``_temporary`` directory, which readers ignore); the native path with the JVM functions
+  writes with Spark's file sink instead (no ``foreachBatch``; pane_files.py says how exactly
+  once holds there);
 - ``catalog``: ``Catalog.write_panes`` is idempotent per (store, batch id);
 - ``console``: printed (a crash may print a batch twice; it is a debugging sink).
 ``emitted_at`` is the batch's timestamp from the offsets log, so a re-run writes identical rows.
@@ -38,10 +40,11 @@ def pane_frame(ctx: JobContext, batch: DataFrame, columns: list[Column], batch_i
 
 
 def pane_projection(ctx: JobContext, frame: DataFrame, columns: list[Column],
-                    emitted_at: Column, watermark: Column) -> DataFrame:
+                    emitted_at: Column, watermark: Column,
+                    batch_id: Column | None = None) -> DataFrame:
     """``frame``'s panes in the results schema: identity, ``columns``, then the batch facts
     (as literals per batch in ``pane_frame``; as the JVM's batch functions inside the native
-    path's streaming query)."""
+    path's streaming query, where ``batch_id`` adds the file sink's partition column)."""
     from pyspark.sql import functions as F
 
     ident = [
@@ -49,12 +52,14 @@ def pane_projection(ctx: JobContext, frame: DataFrame, columns: list[Column],
         F.lit(ctx.version).cast("int").alias("version"),
         F.lit(ctx.store).alias("store"),
     ]
+    extra = [] if batch_id is None else [batch_id.cast("bigint").alias("batch_id")]
     return frame.select(*ident, *columns).select(
         "job", "version", "store", "key", "window_start", "window_end", "first_event_time",
         "last_event_time", "timing", F.col("pane_index").cast("int").alias("pane_index"),
         "is_first", "is_last", "retraction", "values",
         emitted_at.cast("bigint").alias("emitted_at"),
         watermark.cast("bigint").alias("watermark"),
+        *extra,
     )
 
 
