@@ -66,16 +66,6 @@ def _log_batches(log: Path) -> list[tuple[int, Path]]:
     return sorted(out)
 
 
-def _entries(path: Path) -> list[tuple[Path, str]]:
-    """(local path, action) of every entry in one sink-log file."""
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
-        if line.strip():
-            entry = json.loads(line)
-            out.append((_local(entry["path"]).absolute(), entry.get("action", "add")))
-    return out
-
-
 def committed_files(panes: Path) -> set[Path] | None:
     """The files the file sink's log lists under ``panes`` (None: no log, the ``batch``
     layout). The log is Spark's ``FileStreamSinkLog``: one file per batch, every tenth a
@@ -91,8 +81,13 @@ def committed_files(panes: Path) -> set[Path] | None:
             start = i  # the newest compact file holds everything before it
     files: set[Path] = set()
     for _bid, path in batches[start:]:
-        for target, action in _entries(path):
-            if action == "delete":
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for line in lines[1:]:
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            target = _local(entry["path"]).absolute()
+            if entry.get("action", "add") == "delete":
                 files.discard(target)
             else:
                 files.add(target)
@@ -135,20 +130,11 @@ def remove_uncommitted(panes: Path) -> list[Path]:
 
 
 def committed_rows(panes: Path, batch_id: int) -> int:
-    """Panes in batch ``batch_id``'s committed files, from their Parquet footers. Reads the
-    batch's own log file (a compact one lists every batch: only this batch's entries count),
-    so a job's thousandth batch costs what its first did; the whole log only when that file
-    is gone (Spark deletes old ones after compaction)."""
+    """Panes in batch ``batch_id``'s committed files, from their Parquet footers."""
     import pyarrow.parquet as pq
 
-    log = panes / SINK_LOG
-    own = [log / str(batch_id), log / f"{batch_id}.compact"]
-    mine = next((p for p in own if p.is_file()), None)
-    if mine is not None:
-        files = {f for f, action in _entries(mine) if action != "delete" and batch_of(f) == batch_id}
-    else:
-        files = {f for f in pane_files(panes) if batch_of(f) == batch_id}
-    return sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(files) if f.exists())
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in pane_files(panes)
+               if batch_of(f) == batch_id)
 
 
 def batch_of(path: Path) -> int | None:

@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 
 CatalogPaneWriter = Callable[[int, list[dict[str, Any]]], None]
 
+PANES_METRIC = "tidemark_panes"
+"""The observed metric counting the panes of a batch written by Spark's file sink."""
+
 STOP_POLL_SECONDS = 0.005
 """How often a stop under way looks for the running batch's commit: a batch that starts after
 the commit and before the next look is abandoned and re-run on restart, so look often (only
@@ -199,7 +202,8 @@ class JobRunner:
                                     batch_id=batch)
             remove_uncommitted(Path(ctx.panes_path))
             return (
-                panes.writeStream.outputMode("append").format("parquet").partitionBy("batch_id")
+                panes.observe(PANES_METRIC, F.count(F.lit(1)).alias("n"))
+                .writeStream.outputMode("append").format("parquet").partitionBy("batch_id")
                 .option("path", ctx.panes_path)
                 .option("checkpointLocation", ctx.checkpoint)
             )
@@ -370,7 +374,7 @@ class JobRunner:
             if bid in known or bid in self._reported:
                 continue
             report = build_report(self.ctx, {"batchId": bid, "durationMs": {}}, self._to_ours,
-                                  self._pane_count(bid))
+                                  self._pane_count(bid, {}))
             self._reported.add(bid)
             self.reports.append(report)
             self.reporter.report(report)
@@ -401,7 +405,7 @@ class JobRunner:
             if not (Path(strip_scheme(self.ctx.checkpoint)) / "commits" / str(bid)).exists():
                 pending = True
                 continue  # not committed yet: not a recovery point
-            report = build_report(self.ctx, prog, self._to_ours, self._pane_count(bid))
+            report = build_report(self.ctx, prog, self._to_ours, self._pane_count(bid, prog))
             self._reported.add(bid)
             self.reports.append(report)
             if self.reporter is not None:
@@ -410,14 +414,17 @@ class JobRunner:
             self._last_seen = seen
 
 
-    def _pane_count(self, bid: int) -> int:
-        """Panes committed batch ``bid`` wrote: counted by the foreachBatch writer; with the
-        file sink, read from its committed files' Parquet footers by the driver (off the
-        tasks' path, and right for a batch the sink skipped on a re-run or a backfill)."""
+    def _pane_count(self, bid: int, prog: dict[str, Any]) -> int:
+        """Panes batch ``bid`` wrote: counted by the foreachBatch writer, or observed by the
+        file sink's query. A batch the file sink skipped (its files were committed before a
+        crash) observed nothing: its committed files' Parquet footers say how many."""
         if bid in self._panes:
             return self._panes.pop(bid)
         if self.pane_sink != "file":
             return 0
+        observed = (prog.get("observedMetrics") or {}).get(PANES_METRIC) or {}
+        if "n" in observed and int(observed["n"]) > 0:
+            return int(observed["n"])
         return committed_rows(Path(self.ctx.panes_path), bid)
 
 

@@ -69,22 +69,6 @@ def test_a_compact_file_replaces_the_files_before_it(tmp_path: Path) -> None:
     assert pane_files(panes) == [a.absolute(), c.absolute()]
 
 
-def test_pane_count_of_a_batch_reads_its_own_log_file(tmp_path: Path) -> None:
-    panes = tmp_path / "panes"
-    files = [_file(panes, b, f"part-{b}.parquet", rows=b + 1) for b in range(4)]
-    _log(panes, "0", [(files[0], "add")])
-    _log(panes, "1", [(files[1], "add")])
-    _log(panes, "2.compact", [(f, "add") for f in files[:3]])
-    _log(panes, "3", [(files[3], "add")])
-    assert [committed_rows(panes, b) for b in range(4)] == [1, 2, 3, 4]
-    # Spark deletes log files older than the compact one: the whole log still answers
-    (panes / SINK_LOG / "0").unlink()
-    (panes / SINK_LOG / "1").unlink()
-    assert [committed_rows(panes, b) for b in range(4)] == [1, 2, 3, 4]
-    (panes / SINK_LOG / "3").unlink()  # batch 3 not committed (yet): its file is no pane
-    assert committed_rows(panes, 3) == 0
-
-
 def test_without_a_log_every_batch_file_is_a_pane_file(tmp_path: Path) -> None:
     panes = tmp_path / "panes"
     a = _file(panes, 0, "part-a.parquet")
