@@ -151,7 +151,7 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
     steady_ms = sum(int(p["durationMs"]["triggerExecution"]) for p in steady)
     steady_rows = sum(int(p.get("numInputRows") or 0) for p in steady)
     emitting = [int(p["durationMs"]["triggerExecution"]) for p in progress
-                if _emitted(p) != 0]
+                if int((p.get("sink") or {}).get("numOutputRows") or 0) != 0]
     result: dict[str, Any] = {
         "variant": variant,
         "gate": gate,
@@ -171,15 +171,6 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
     result["panes"] = _panes(spark, panes_path, variant)
     spark.stop()
     return result
-
-
-def _emitted(progress: dict[str, Any]) -> int:
-    """Panes a batch wrote: the native path's observed count (its file sink reports none),
-    else the sink's own count (-1 where a sink does not know it)."""
-    observed = (progress.get("observedMetrics") or {}).get("tidemark_panes")
-    if observed and "n" in observed:
-        return int(observed["n"])
-    return int((progress.get("sink") or {}).get("numOutputRows") or 0)
 
 
 def _pct(values: list[int], p: int) -> float | None:

@@ -2,10 +2,9 @@
 
 ``catalog`` sinks are read through the catalog service; ``parquet`` sinks are read from the
 job's results directory with pyarrow (no Spark in the UI process). The Spark job writes each
-micro-batch to ``<sink path>/panes/batch_id=N/``; ``jobs.spark.pane_files`` says which files
-hold committed panes (Spark's file sink log, or every file where a batch's directory is
-replaced as a whole), so each pane is read once. Either way the result is the engine's pane
-JSON shape plus the version/store that produced it.
+micro-batch to ``<sink path>/panes/batch_id=N/`` and *replaces* that directory when a batch is
+re-run, so reading every ``batch_id=`` directory gives each pane once. Either way the result is
+the engine's pane JSON shape plus the version/store that produced it.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from typing import Any
 
 from jobs.catalog import Catalog
 from jobs.definition.model import Definition
-from jobs.spark.pane_files import pane_files
 
 
 @dataclass(frozen=True)
@@ -71,16 +69,11 @@ def parquet_panes(defn: Definition, results_root: Path, *, store: str,
     import pyarrow.dataset as ds
 
     root = parquet_dir(defn, results_root, store)
-    if not root.is_dir():
+    if not root.is_dir() or not any(root.glob("batch_id=*")):
         return []
-    # only committed files: the file sink's log decides (pane_files.py); Spark's in-flight
-    # `_temporary` directories and `_SUCCESS` markers are not data either
-    files = [str(f) for f in pane_files(root)]
-    if not files:
-        return []
-    dataset = ds.dataset(files, format="parquet",
-                         partitioning=ds.partitioning(flavor="hive"),
-                         partition_base_dir=str(root), exclude_invalid_files=True)
+    # Spark's in-flight `_temporary` directories and `_SUCCESS` markers are not data
+    dataset = ds.dataset(str(root), format="parquet", partitioning="hive",
+                         exclude_invalid_files=True, ignore_prefixes=[".", "_"])
     table = dataset.to_table()
     rows: list[PaneRow] = []
     for r in table.to_pylist():

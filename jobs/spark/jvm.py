@@ -111,14 +111,6 @@ def register_batch_timestamp(spark: SparkSession, checkpoint: str) -> str:
     return name
 
 
-def register_batch_id(spark: SparkSession) -> str:
-    """Register the running micro-batch's id as ``tidemark_batch_id()`` and return the name:
-    the partition column of the native path's file sink (the same in every checkpoint)."""
-    jvm: Any = spark._jvm
-    jvm.tidemark.spark.Functions.registerBatchId(spark._jsparkSession)
-    return "tidemark_batch_id"
-
-
 if __name__ == "__main__":  # ``python -m jobs.spark.jvm``: build ahead (the Makefile does)
     built = ensure_jar()
     print(built if built else "no javac: the native path will use the Python gate")

@@ -34,14 +34,7 @@ from jobs.spark.extract import (
 from jobs.spark.gate import KEY_TEXT, WLIM, GateConfig, make_gate
 from jobs.spark.gate_jvm import batch_facts, build_jvm_gate
 from jobs.spark.jvm import register as register_jvm_functions
-from jobs.spark.jvm import register_batch_id
 from jobs.spark.key_layout import choose_key_layout
-from jobs.spark.pane_files import (
-    PaneSink,
-    choose_pane_sink,
-    committed_rows,
-    remove_uncommitted,
-)
 from jobs.spark.path_guard import claim_path
 from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
@@ -55,9 +48,6 @@ if TYPE_CHECKING:
     from jobs.spark.engine_host import TimeMode
 
 CatalogPaneWriter = Callable[[int, list[dict[str, Any]]], None]
-
-PANES_METRIC = "tidemark_panes"
-"""The observed metric counting the panes of a batch written by Spark's file sink."""
 
 STOP_POLL_SECONDS = 0.005
 """How often a stop under way looks for the running batch's commit: a batch that starts after
@@ -106,9 +96,6 @@ class JobRunner:
         """Which gate the query runs: ``jvm`` (native path, JVM functions available) or
         ``python`` (mapInArrow; the engine path's dead-letter split, or the fallback)."""
         self._gate_cfg: GateConfig | None = None
-        self.pane_sink: PaneSink = "batch"
-        """How the panes are written (pane_files.py): ``file`` (Spark's file sink) or
-        ``batch`` (foreachBatch)."""
         self.on_poll: Callable[[], object] | None = None
         """Called every ``heartbeat_seconds`` while the query runs (the run's heartbeat)."""
         self.time_mode: TimeMode = "EventTime"
@@ -189,24 +176,6 @@ class JobRunner:
         columns = native_pane_columns(defn, projection)
         to_ours = self._to_ours
 
-        self.pane_sink = self._choose_pane_sink()
-        if self.pane_sink == "file":
-            # Spark's file sink inside the query: no round trip into Python per batch
-            # (pane_files.py says how exactly once holds; docs/performance.md, session 11)
-            from pyspark.sql import functions as F
-
-            assert self._gate_cfg is not None
-            emitted_at, watermark = batch_facts(self.spark, self._gate_cfg)
-            batch = F.call_function(register_batch_id(self.spark))
-            panes = pane_projection(ctx, aggregated, columns, emitted_at, watermark,
-                                    batch_id=batch)
-            remove_uncommitted(Path(ctx.panes_path))
-            return (
-                panes.observe(PANES_METRIC, F.count(F.lit(1)).alias("n"))
-                .writeStream.outputMode("append").format("parquet").partitionBy("batch_id")
-                .option("path", ctx.panes_path)
-                .option("checkpointLocation", ctx.checkpoint)
-            )
         if self.gate_kind == "jvm" and self._gate_cfg is not None:
             # pane rows built inside the streaming query, batch facts from the JVM's batch
             # functions: Spark compiles the projection once instead of every batch (measured:
@@ -229,21 +198,6 @@ class JobRunner:
             .foreachBatch(write_batch)
             .option("checkpointLocation", ctx.checkpoint)
         )
-
-    def _choose_pane_sink(self) -> PaneSink:
-        """Which writer the native path's panes take (pane_files.py): Spark's file sink for a
-        ``parquet`` sink with the JVM functions, unless the checkpoint started with the
-        ``foreachBatch`` writer. A checkpoint that started with the file sink cannot go on
-        without the JVM functions (its panes would move to a writer Spark's readers ignore)."""
-        if self.ctx.defn.sink.kind != "parquet":
-            return "batch"
-        jvm = self.gate_kind == "jvm" and self._gate_cfg is not None
-        sink = choose_pane_sink(self.ctx.checkpoint, file_possible=jvm)
-        if sink == "file" and not jvm:
-            raise SparkRuntimeError(
-                "this job's panes are written by Spark's file sink, which needs tidemark's JVM "
-                "functions (a JDK's javac to build them); this session has none", "sink.kind")
-        return sink
 
     def _engine_writer(self, projected: DataFrame, projection: Any) -> Any:
         from pyspark.sql import functions as F
@@ -373,8 +327,7 @@ class JobRunner:
         for bid in committed_batches(self.ctx.checkpoint):
             if bid in known or bid in self._reported:
                 continue
-            report = build_report(self.ctx, {"batchId": bid, "durationMs": {}}, self._to_ours,
-                                  self._pane_count(bid, {}))
+            report = build_report(self.ctx, {"batchId": bid, "durationMs": {}}, self._to_ours)
             self._reported.add(bid)
             self.reports.append(report)
             self.reporter.report(report)
@@ -405,27 +358,13 @@ class JobRunner:
             if not (Path(strip_scheme(self.ctx.checkpoint)) / "commits" / str(bid)).exists():
                 pending = True
                 continue  # not committed yet: not a recovery point
-            report = build_report(self.ctx, prog, self._to_ours, self._pane_count(bid, prog))
+            report = build_report(self.ctx, prog, self._to_ours, self._panes.pop(bid, 0))
             self._reported.add(bid)
             self.reports.append(report)
             if self.reporter is not None:
                 self.reporter.report(report)
         if not pending:
             self._last_seen = seen
-
-
-    def _pane_count(self, bid: int, prog: dict[str, Any]) -> int:
-        """Panes batch ``bid`` wrote: counted by the foreachBatch writer, or observed by the
-        file sink's query. A batch the file sink skipped (its files were committed before a
-        crash) observed nothing: its committed files' Parquet footers say how many."""
-        if bid in self._panes:
-            return self._panes.pop(bid)
-        if self.pane_sink != "file":
-            return 0
-        observed = (prog.get("observedMetrics") or {}).get(PANES_METRIC) or {}
-        if "n" in observed and int(observed["n"]) > 0:
-            return int(observed["n"])
-        return committed_rows(Path(self.ctx.panes_path), bid)
 
 
 def _progress_dict(progress: Any) -> dict[str, Any]:

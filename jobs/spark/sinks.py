@@ -4,9 +4,7 @@ Exactly once across crashes rests on two facts: a re-run batch N reads the same 
 same watermark (offsets log) from state version N-1, so it produces the same panes; and every
 write here *replaces* what batch N wrote before instead of appending to it:
 - ``parquet``: ``panes/batch_id=N/`` is overwritten as a whole (Spark writes through a
-  ``_temporary`` directory, which readers ignore); the native path with the JVM functions
-  writes with Spark's file sink instead (no ``foreachBatch``; pane_files.py says how exactly
-  once holds there);
+  ``_temporary`` directory, which readers ignore);
 - ``catalog``: ``Catalog.write_panes`` is idempotent per (store, batch id);
 - ``console``: printed (a crash may print a batch twice; it is a debugging sink).
 ``emitted_at`` is the batch's timestamp from the offsets log, so a re-run writes identical rows.
@@ -40,11 +38,10 @@ def pane_frame(ctx: JobContext, batch: DataFrame, columns: list[Column], batch_i
 
 
 def pane_projection(ctx: JobContext, frame: DataFrame, columns: list[Column],
-                    emitted_at: Column, watermark: Column,
-                    batch_id: Column | None = None) -> DataFrame:
+                    emitted_at: Column, watermark: Column) -> DataFrame:
     """``frame``'s panes in the results schema: identity, ``columns``, then the batch facts
     (as literals per batch in ``pane_frame``; as the JVM's batch functions inside the native
-    path's streaming query, where ``batch_id`` adds the file sink's partition column)."""
+    path's streaming query)."""
     from pyspark.sql import functions as F
 
     ident = [
@@ -52,14 +49,12 @@ def pane_projection(ctx: JobContext, frame: DataFrame, columns: list[Column],
         F.lit(ctx.version).cast("int").alias("version"),
         F.lit(ctx.store).alias("store"),
     ]
-    extra = [] if batch_id is None else [batch_id.cast("bigint").alias("batch_id")]
     return frame.select(*ident, *columns).select(
         "job", "version", "store", "key", "window_start", "window_end", "first_event_time",
         "last_event_time", "timing", F.col("pane_index").cast("int").alias("pane_index"),
         "is_first", "is_last", "retraction", "values",
         emitted_at.cast("bigint").alias("emitted_at"),
         watermark.cast("bigint").alias("watermark"),
-        *extra,
     )
 
 

@@ -116,12 +116,11 @@ class Env:
     def panes(self, version: int) -> list[str]:
         import pyarrow.parquet as pq
 
-        from jobs.spark.pane_files import pane_files
         from jobs.spark.sinks import pane_json
 
         out = []
         root = self.home / "results" / JOB / self.store(version) / "panes"
-        for f in pane_files(root):
+        for f in sorted(root.glob("batch_id=*/*.parquet")):
             for row in pq.read_table(f).to_pylist():
                 assert row["version"] == version and row["store"] == self.store(version)
                 out.append(_canon(pane_json(row)))

@@ -54,10 +54,7 @@ def spark_run(spark: Any, tmp: Path, defn: Definition, instants: Instants, setti
 def spark_panes(spark: Any, ctx: JobContext) -> list[dict[str, Any]]:
     from jobs.spark.sinks import pane_json
 
-    from jobs.spark.pane_files import pane_files
-
-    # no committed file yet: Spark cannot infer a schema from the file sink's empty log
-    if not Path(ctx.panes_path).exists() or not pane_files(Path(ctx.panes_path)):
+    if not Path(ctx.panes_path).exists():
         return []
     rows = spark.read.parquet(ctx.panes_path).collect()
     return [pane_json(r.asDict()) for r in rows]

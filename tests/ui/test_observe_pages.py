@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import pandas as pd
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from jobs.catalog import BatchProgress, BatchSnapshot, Catalog, PaneRecord
@@ -124,15 +123,9 @@ def test_migrations_empty_state(cat: Catalog, users: dict[str, str], tmp_path: P
     assert "No migrations yet" in texts(at)
 
 
-@pytest.mark.parametrize("layout", ["batch", "file"])
-def test_windows_reads_a_parquet_sink(cat: Catalog, users: dict[str, str], tmp_path: Path,
-                                      layout: str) -> None:
+def test_windows_reads_a_parquet_sink(cat: Catalog, users: dict[str, str], tmp_path: Path) -> None:
     """Panes written the way the Spark job writes them (jobs.spark.schema.PANE_DDL, one
-    directory per batch) show up; Spark's `_temporary` leftovers are ignored. ``file``: the
-    layout of Spark's file sink, whose log lists the committed files; a file of a killed
-    attempt that the log does not list is not shown."""
-    import json
-
+    directory per batch) show up; Spark's `_temporary` leftovers are ignored."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -154,17 +147,6 @@ def test_windows_reads_a_parquet_sink(cat: Catalog, users: dict[str, str], tmp_p
         pq.write_table(table, panes_dir / f"batch_id={batch}" / "part-0.parquet")
     (panes_dir / "_temporary").mkdir()
     (panes_dir / "_temporary" / "junk").write_text("not parquet")
-    if layout == "file":
-        log = panes_dir / "_spark_metadata"
-        log.mkdir()
-        for batch in (0, 1):
-            f = panes_dir / f"batch_id={batch}" / "part-0.parquet"
-            (log / str(batch)).write_text("v1\n" + json.dumps(
-                {"path": f.as_uri(), "size": f.stat().st_size, "isDir": False,
-                 "modificationTime": 0, "blockReplication": 1, "blockSize": 1,
-                 "action": "add"}))
-        orphan = panes_dir / "batch_id=1" / "part-orphan.parquet"
-        pq.write_table(pq.read_table(panes_dir / "batch_id=1" / "part-0.parquet"), orphan)
     at = app_as("viewer", "views/windows.py")
     assert not at.exception, at.exception
     panes = frame_with(at, "batch")

@@ -22,12 +22,6 @@ public final class Functions {
             functions.udf(new BatchWatermark(checkpoint), DataTypes.LongType));
     }
 
-    /** ``tidemark_batch_id()``: the running micro-batch's id (the file sink's partition). */
-    public static void registerBatchId(SparkSession spark) {
-        spark.udf().register("tidemark_batch_id",
-            functions.udf(new BatchId(), DataTypes.LongType));
-    }
-
     /** ``name()``: the batch timestamp of ``checkpoint`` (the panes' ``emitted_at``). */
     public static void registerBatchTimestamp(SparkSession spark, String name, String checkpoint) {
         spark.udf().register(name,
