@@ -130,11 +130,9 @@ def _plain_string(dtype: DataType) -> bool:
 
 
 def _groups_as_json(dtype: DataType) -> bool:
-    from pyspark.sql.types import BooleanType, StringType
+    from pyspark.sql.types import BooleanType
 
-    if isinstance(dtype, StringType):
-        return _plain_string(dtype)
-    return _integral(dtype) or isinstance(dtype, BooleanType)
+    return _plain_string(dtype) or _integral(dtype) or isinstance(dtype, BooleanType)
 
 
 def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
