@@ -15,6 +15,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/uv pip sync --python $(BIN)/python requirements.lock
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --config-settings editable_mode=compat -e .
 	$(BIN)/python -m jobs.spark.jvm  # tidemark's JVM functions (native-path gate)
+	$(BIN)/python -m jobs.spark.cds  # the driver JVM's class-data sharing archive (~1 min)
 	touch $(STAMP)
 
 install: $(STAMP)
