@@ -92,14 +92,17 @@ def ensure_archive(timeout: float = 600.0) -> Path | None:
     BUILD.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=BUILD) as tmp:
         staged = Path(tmp) / path.name
-        proc = subprocess.run(
-            [sys.executable, "-m", "jobs.spark.cds", "--warm-up", str(staged), tmp],
-            capture_output=True, text=True, timeout=timeout,
-            env={**os.environ, ENV_SWITCH: "off"},
-        )
-        if proc.returncode != 0 or not staged.is_file():
-            tail = (proc.stderr or proc.stdout)[-2000:]
-            print(f"class-data sharing archive not created:\n{tail}", file=sys.stderr)
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "jobs.spark.cds", "--warm-up", str(staged), tmp],
+                capture_output=True, text=True, timeout=timeout,
+                env={**os.environ, ENV_SWITCH: "off"},
+            )
+            failure = "" if proc.returncode == 0 else (proc.stderr or proc.stdout)[-2000:]
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            failure = str(exc)
+        if failure or not staged.is_file():
+            print(f"class-data sharing archive not created:\n{failure}", file=sys.stderr)
             return None
         os.replace(staged, path)  # atomic: concurrent builders each publish a whole archive
     return path
