@@ -104,8 +104,18 @@ def ensure_archive(timeout: float = 600.0) -> Path | None:
         if failure or not staged.is_file():
             print(f"class-data sharing archive not created:\n{failure}", file=sys.stderr)
             return None
-        os.replace(staged, path)  # atomic: concurrent builders each publish a whole archive
+        publish(staged, path)
     return path
+
+
+def publish(staged: Path, path: Path) -> None:
+    """Move a finished archive to ``path`` atomically (concurrent builders each publish a whole
+    archive) and delete the archives older JVMs or jars left beside it (~200 MB each, and no
+    driver of this installation can use them; a JVM still mapping one keeps its pages)."""
+    os.replace(staged, path)
+    for old in path.parent.glob("tidemark-driver-*.jsa"):
+        if old != path:
+            old.unlink(missing_ok=True)
 
 
 def _warm_up(archive: Path, work: Path) -> None:

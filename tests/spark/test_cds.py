@@ -48,6 +48,22 @@ def test_archive_name_changes_with_the_jars(tmp_path: Path, monkeypatch: pytest.
     assert cds.archive_path() not in (first, second)  # a replaced jar (new mtime) too
 
 
+def test_publishing_replaces_stale_archives(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    build.mkdir()
+    stale = build / "tidemark-driver-000000000000.jsa"
+    stale.write_bytes(b"old jdk")
+    jar = build / "tidemark-spark-abc.jar"
+    jar.write_bytes(b"gate")
+    staged = tmp_path / "staged.jsa"
+    staged.write_bytes(b"new")
+    target = build / "tidemark-driver-111111111111.jsa"
+    cds.publish(staged, target)
+    assert target.read_bytes() == b"new" and not staged.exists()
+    assert not stale.exists()  # an archive no driver here can use is gone
+    assert jar.exists()  # nothing else in the build directory is touched
+
+
 def test_switched_off_adds_no_option(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(cds.ENV_SWITCH, "off")
     assert cds.driver_options() == ""
