@@ -25,25 +25,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from jobs.spark.jvm import BUILD
+from jobs.spark.jvm import BUILD, jdk_tool
 
 ENV_SWITCH = "TIDEMARK_JVM_CDS"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 """The archive's own log tags: a mismatched archive is skipped without a word on stdout."""
-
-
-def _java_binary() -> Path | None:
-    home = os.environ.get("JAVA_HOME")
-    if home and Path(home, "bin", "java").exists():
-        return Path(home, "bin", "java").resolve()
-    found = shutil.which("java")
-    return Path(found).resolve() if found else None
 
 
 def archive_path() -> Path | None:
@@ -51,9 +42,10 @@ def archive_path() -> Path | None:
     None without a ``java`` binary."""
     import pyspark
 
-    java = _java_binary()
-    if java is None:
+    found = jdk_tool("java")
+    if found is None:
         return None
+    java = Path(found).resolve()
     digest = hashlib.sha256()
     home = java.parent.parent
     for p in (java, home / "lib" / "server" / "libjvm.so", home / "lib" / "modules"):

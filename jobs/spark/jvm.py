@@ -42,11 +42,12 @@ def jar_path() -> Path:
     return BUILD / f"tidemark-spark-{digest.hexdigest()[:12]}.jar"
 
 
-def _javac() -> str | None:
+def jdk_tool(name: str) -> str | None:
+    """A JDK program (``java``, ``javac``): ``$JAVA_HOME/bin/<name>``, else the one on PATH."""
     home = os.environ.get("JAVA_HOME")
-    if home and Path(home, "bin", "javac").exists():
-        return str(Path(home, "bin", "javac"))
-    return shutil.which("javac")
+    if home and Path(home, "bin", name).exists():
+        return str(Path(home, "bin", name))
+    return shutil.which(name)
 
 
 def ensure_jar() -> Path | None:
@@ -54,7 +55,7 @@ def ensure_jar() -> Path | None:
     jar = jar_path()
     if jar.exists():
         return jar
-    javac = _javac()
+    javac = jdk_tool("javac")
     if javac is None:
         return None
     import pyspark

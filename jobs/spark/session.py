@@ -119,7 +119,7 @@ def build_session(
         conf["spark.jars"] = str(jar)
     cds = driver_options()
     if cds:
-        conf["spark.driver.extraJavaOptions"] = f"{THROUGHPUT_GC} {cds}"
+        conf["spark.driver.extraJavaOptions"] += f" {cds}"
     conf.update(extra_conf or {})
     for name, value in conf.items():
         builder = builder.config(name, value)
