@@ -7,8 +7,14 @@ their own catalogs on top of that.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
+
+# py4j says goodbye at INFO from its connections' __del__ when the interpreter exits, after
+# pytest has closed the stream a handler (Airflow's logging set-up) writes to: the result was
+# a "--- Logging error ---" traceback after every Spark run of the suite. Its warnings stay.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 os.environ["TIDEMARK_HOME"] = tempfile.mkdtemp(prefix="tidemark-test-")
 os.environ.pop("TIDEMARK_DB_URL", None)
