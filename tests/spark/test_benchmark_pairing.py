@@ -1,0 +1,56 @@
+"""The Spark benchmark's paired ratios (benchmarks/spark_throughput.py): a variant is compared
+with the baselines' runs of its own round, so a machine that slows down over the invocation
+does not show up as a ratio, and a failed run drops its round instead of pairing it with
+another round's baseline."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench() -> Any:
+    spec = importlib.util.spec_from_file_location("spark_throughput",
+                                                  ROOT / "benchmarks" / "spark_throughput.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(variant: str, round_no: int, eps: float | None) -> dict[str, Any]:
+    r: dict[str, Any] = {"variant": variant, "round": round_no}
+    if eps is None:
+        r["error"] = "exit code 1"
+    else:
+        r["events_per_s"] = eps
+    return r
+
+
+def test_ratios_pair_runs_of_the_same_round() -> None:
+    bench = _bench()
+    # the machine halves its speed from round to round; every variant keeps its proportion
+    runs = []
+    for n, speed in enumerate((100.0, 50.0, 25.0)):
+        runs += [_run("spark_native", n, speed), _run("spark_native_tuned", n, speed * 1.25),
+                 _run("tidemark_native", n, speed * 1.1)]
+    paired = bench.paired_ratios(runs, ["spark_native", "spark_native_tuned", "tidemark_native"])
+    assert paired["tidemark_native"]["vs_spark_native"] == {"by_round": [1.1, 1.1, 1.1],
+                                                            "median": 1.1}
+    assert paired["tidemark_native"]["vs_spark_native_tuned"]["median"] == 0.88
+    assert "vs_spark_native" not in paired.get("spark_native", {})  # not against itself
+    assert paired["spark_native_tuned"]["vs_spark_native"]["median"] == 1.25
+
+
+def test_a_failed_run_drops_its_round() -> None:
+    bench = _bench()
+    runs = [_run("spark_native", 0, 80.0), _run("tidemark_native", 0, 60.0),
+            _run("spark_native", 1, None), _run("tidemark_native", 1, 70.0),
+            _run("spark_native", 2, 90.0), _run("tidemark_native", 2, 99.0)]
+    paired = bench.paired_ratios(runs, ["spark_native", "tidemark_native"])
+    assert paired["tidemark_native"]["vs_spark_native"] == {"by_round": [0.75, 1.1],
+                                                            "median": 0.925}
+    assert "vs_spark_native_tuned" not in paired["tidemark_native"]  # no such baseline ran
