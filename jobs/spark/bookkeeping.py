@@ -62,15 +62,20 @@ WatermarkMap = Callable[[int], "int | None"]
 
 
 def build_report(ctx: JobContext, progress: dict[str, Any], to_ours: WatermarkMap,
-                 panes: int = 0) -> BatchReport:
-    """One committed batch's report from its Spark progress object."""
+                 panes: int = 0, state_rows: int | None = None) -> BatchReport:
+    """One committed batch's report from its Spark progress object. ``state_rows``: the
+    state's rows as tidemark counted them (jobs/spark/state_rows.py); without it, the state
+    operators' own ``numRowsTotal``."""
     bid = int(progress["batchId"])
+    counted = state_rows
     state_rows = 0
     state_bytes = 0
     for op in progress.get("stateOperators") or []:
-        state_rows += int(op.get("numRowsTotal") or 0)
+        state_rows += max(int(op.get("numRowsTotal") or 0), 0)
         custom = op.get("customMetrics") or {}
         state_bytes += int(custom.get("rocksdbSstFileSize") or op.get("memoryUsedBytes") or 0)
+    if counted is not None:
+        state_rows = counted
     if not state_bytes:
         state_bytes = state_size_bytes(ctx.checkpoint)
     commit = Path(strip_scheme(ctx.checkpoint)) / "commits" / str(bid)

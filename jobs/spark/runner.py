@@ -40,6 +40,7 @@ from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
 from jobs.spark.sinks import PANE_COLUMNS, pane_frame, pane_projection, write_panes
 from jobs.spark.sources import read_stream
+from jobs.spark.state_rows import TRACK_CONF, StateRowCounter, choose_counting, read_counts
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -90,6 +91,11 @@ class JobRunner:
         self._last_seen: tuple[Any, Any] | None = None
         """(batch id, timestamp) of the newest progress event already drained."""
         self._panes: dict[int, int] = {}
+        self._state_rows: dict[int, int] = {}
+        self.state_counter: StateRowCounter | None = None
+        """Native path with tidemark's JVM functions: counts the state's rows itself, so that
+        RocksDB need not read before every write (jobs/spark/state_rows.py)."""
+        self._query_ready = threading.Event()
         self._to_ours: Callable[[int], int | None] = lambda wm: wm if wm > 0 else None
         self.query: StreamingQuery | None = None
         self.gate_kind: str | None = None
@@ -182,9 +188,14 @@ class JobRunner:
             # docs/performance.md, session 9), and the driver only writes
             emitted_at, watermark = batch_facts(self.spark, self._gate_cfg)
             aggregated = pane_projection(ctx, aggregated, columns, emitted_at, watermark)
+            counter = self.state_counter = StateRowCounter(
+                ctx.checkpoint, choose_counting(ctx.checkpoint))
 
             def write_batch(batch: DataFrame, batch_id: int) -> None:
                 self._panes[batch_id] = write_panes(ctx, batch, batch_id, self.catalog_writer)
+                self._query_ready.wait(60)  # set as soon as start() has the query handle
+                assert self.query is not None
+                self._state_rows[batch_id] = counter.after_batch(self.spark, self.query, batch_id)
         else:
             def write_batch(batch: DataFrame, batch_id: int) -> None:
                 from jobs.spark.checkpoint import read_batch_info
@@ -248,7 +259,23 @@ class JobRunner:
             writer = writer.trigger(availableNow=True)
         else:
             writer = writer.trigger(processingTime=self.options.trigger_interval)
-        self.query = writer.queryName(f"tidemark_{self.ctx.store}_{int(time.time() * 1000)}").start()
+        name = f"tidemark_{self.ctx.store}_{int(time.time() * 1000)}"
+        counter = self.state_counter
+        if counter is not None and counter.counting == "tidemark":
+            # the query copies the session's configuration when it starts: RocksDB skips its
+            # read-before-write for this query only (the session keeps what it had)
+            before = self.spark.conf.get(TRACK_CONF, None)
+            self.spark.conf.set(TRACK_CONF, "false")
+            try:
+                self.query = writer.queryName(name).start()
+            finally:
+                if before is None:
+                    self.spark.conf.unset(TRACK_CONF)
+                else:
+                    self.spark.conf.set(TRACK_CONF, before)
+        else:
+            self.query = writer.queryName(name).start()
+        self._query_ready.set()
         return self.query
 
     # ------------------------------------------------------------ running
@@ -327,7 +354,8 @@ class JobRunner:
         for bid in committed_batches(self.ctx.checkpoint):
             if bid in known or bid in self._reported:
                 continue
-            report = build_report(self.ctx, {"batchId": bid, "durationMs": {}}, self._to_ours)
+            report = build_report(self.ctx, {"batchId": bid, "durationMs": {}}, self._to_ours,
+                                  state_rows=self._counted_rows(bid))
             self._reported.add(bid)
             self.reports.append(report)
             self.reporter.report(report)
@@ -358,13 +386,24 @@ class JobRunner:
             if not (Path(strip_scheme(self.ctx.checkpoint)) / "commits" / str(bid)).exists():
                 pending = True
                 continue  # not committed yet: not a recovery point
-            report = build_report(self.ctx, prog, self._to_ours, self._panes.pop(bid, 0))
+            report = build_report(self.ctx, prog, self._to_ours, self._panes.pop(bid, 0),
+                                  self._state_rows.pop(bid, None))
             self._reported.add(bid)
             self.reports.append(report)
             if self.reporter is not None:
                 self.reporter.report(report)
         if not pending:
             self._last_seen = seen
+
+
+    def _counted_rows(self, batch_id: int) -> int | None:
+        """The state's rows after ``batch_id`` as the state-row file still knows them."""
+        counts = read_counts(self.ctx.checkpoint) if self.state_counter is not None else None
+        if counts is not None and counts["batch"] == batch_id:
+            return counts["rows"]
+        if counts is not None and counts["batch"] == batch_id + 1:
+            return counts["prev"]
+        return None
 
 
 def _progress_dict(progress: Any) -> dict[str, Any]:

@@ -1,0 +1,131 @@
+"""The native path's state-row count, kept by tidemark instead of by RocksDB's read-before-write.
+
+Why: Spark's RocksDB store keeps its key count (``numRowsTotal``, the catalog's state rows) by
+reading every key before it writes or deletes it
+(``spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows``, on by default): a second
+point lookup for every group a micro-batch touches, on top of the one the aggregation already
+makes to restore the group's state (docs/performance.md, session 13, has the measurement). The
+native path switches that off and counts the live (window, key) groups itself from operator
+metrics Spark collects anyway (``StateMetrics.java`` reads them from the batch's executed plan):
+
+- the restore operator outputs the stored row next to every input row whose group is stored:
+  ``restored = restore output - restore input``;
+- every restore input row is either written back or dropped as late by the save operator:
+  ``restore input = written + dropped``;
+- so ``new groups = written - restored = 2 * written + dropped - restore output``, and
+  ``rows after batch N = rows after batch N-1 + new groups - evicted``.
+
+The count before and after the batch goes to ``tidemark_state_rows.json`` in the checkpoint
+inside the batch's sink call, i.e. before the batch commits: a batch re-run after a crash reads
+the same input from the same state, so it starts from the same base (``prev``) and writes the
+same numbers. A checkpoint whose file does not reach its last committed batch (written before
+this file existed, or by a run that kept Spark's count) runs with Spark's own count once, whose
+per-batch total is written to the same file, so the next start counts for itself. A checkpoint
+that is not a local path always keeps Spark's count (no file can be written beside it here).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from jobs.spark.checkpoint import committed_batches, has_run, local_root, write_marker
+from jobs.spark.errors import SparkRuntimeError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+Counting = Literal["tidemark", "spark"]
+COUNT_FILE = "tidemark_state_rows.json"
+TRACK_CONF = "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows"
+METRICS_CLASS = "tidemark.spark.StateMetrics"
+
+
+@dataclass(frozen=True)
+class BatchCounts:
+    """What the state operators of one executed micro-batch did (summed over operators)."""
+
+    restored_output: int
+    updated: int
+    removed: int
+    dropped: int
+    total: int
+    """RocksDB's own count (negative when it does not track one)."""
+    operators: int
+
+    @property
+    def new_groups(self) -> int:
+        return 2 * self.updated + self.dropped - self.restored_output
+
+
+def read_counts(checkpoint: str) -> dict[str, int] | None:
+    root = local_root(checkpoint)
+    if root is None or not (root / COUNT_FILE).exists():
+        return None
+    data = json.loads((root / COUNT_FILE).read_text(encoding="utf-8"))
+    return {k: int(data[k]) for k in ("batch", "rows", "prev")}
+
+
+def choose_counting(checkpoint: str) -> Counting:
+    """``tidemark`` when the rows before the next batch are known: a new local checkpoint, or
+    one whose file reaches its last committed batch; else ``spark`` (module docstring)."""
+    root = local_root(checkpoint)
+    if root is None:
+        return "spark"
+    if not has_run(root):
+        return "tidemark"
+    counts = read_counts(checkpoint)
+    committed = committed_batches(checkpoint)
+    last = committed[-1] if committed else -1
+    if counts is None:
+        return "spark"
+    return "tidemark" if counts["batch"] in (last, last + 1) else "spark"
+
+
+class StateRowCounter:
+    """Counts the state's rows batch by batch for one query (``counting`` fixed at start)."""
+
+    def __init__(self, checkpoint: str, counting: Counting) -> None:
+        self.checkpoint = checkpoint
+        self.counting = counting
+        self._last: dict[str, int] | None = read_counts(checkpoint)
+
+    def _base(self, batch_id: int) -> int:
+        last = self._last
+        if last is None:
+            if batch_id == 0:
+                return 0
+        elif last["batch"] == batch_id - 1:
+            return last["rows"]
+        elif last["batch"] == batch_id:
+            return last["prev"]  # the batch is re-run after a crash
+        raise SparkRuntimeError(
+            f"state rows before batch {batch_id} are unknown ({COUNT_FILE}: {last})")
+
+    def after_batch(self, spark: SparkSession, query: StreamingQuery, batch_id: int) -> int:
+        """The state's rows after ``batch_id`` (called in its sink call, after the write)."""
+        counts = batch_counts(spark, query)
+        if self.counting == "spark":
+            rows = max(counts.total, 0)
+            base = rows - counts.new_groups + counts.removed
+        else:
+            base = self._base(batch_id)
+            rows = base + counts.new_groups - counts.removed
+        record = {"batch": batch_id, "rows": rows, "prev": base}
+        root = local_root(self.checkpoint)
+        if root is not None:
+            write_marker(root, COUNT_FILE, record)
+        self._last = record
+        return rows
+
+
+def batch_counts(spark: SparkSession, query: StreamingQuery) -> BatchCounts:
+    """The state operators' metrics of ``query``'s running micro-batch (its last execution)."""
+    jvm: Any = spark.sparkContext._jvm
+    jsq: Any = query._jsq
+    plan = jsq.streamingQuery().lastExecution().executedPlan()
+    v = list(getattr(jvm, METRICS_CLASS).of(plan))
+    return BatchCounts(restored_output=int(v[0]), updated=int(v[1]), removed=int(v[2]),
+                       dropped=int(v[3]), total=int(v[4]), operators=int(v[6]))
