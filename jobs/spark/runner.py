@@ -195,7 +195,9 @@ class JobRunner:
                 self._panes[batch_id] = write_panes(ctx, batch, batch_id, self.catalog_writer)
                 self._query_ready.wait(60)  # set as soon as start() has the query handle
                 assert self.query is not None
-                self._state_rows[batch_id] = counter.after_batch(self.spark, self.query, batch_id)
+                rows = counter.after_batch(self.spark, self.query, batch_id)
+                if rows is not None:
+                    self._state_rows[batch_id] = rows
         else:
             def write_batch(batch: DataFrame, batch_id: int) -> None:
                 from jobs.spark.checkpoint import read_batch_info

@@ -91,6 +91,8 @@ class StateRowCounter:
         self.checkpoint = checkpoint
         self.counting = counting
         self._last: dict[str, int] | None = read_counts(checkpoint)
+        self.failed = False
+        """The count could not be kept (see ``after_batch``); the rest of the run reports none."""
 
     def _base(self, batch_id: int) -> int:
         last = self._last
@@ -104,8 +106,31 @@ class StateRowCounter:
         raise SparkRuntimeError(
             f"state rows before batch {batch_id} are unknown ({COUNT_FILE}: {last})")
 
-    def after_batch(self, spark: SparkSession, query: StreamingQuery, batch_id: int) -> int:
-        """The state's rows after ``batch_id`` (called in its sink call, after the write)."""
+    def after_batch(self, spark: SparkSession, query: StreamingQuery,
+                    batch_id: int) -> int | None:
+        """The state's rows after ``batch_id`` (called in its sink call, after the write).
+
+        A metric must never stop a job: if the count cannot be kept (an unknown base, metrics
+        Spark no longer exposes), it logs why, deletes the count file (the next start keeps
+        Spark's own count, which rebuilds it) and returns None for the rest of the run, whose
+        reports then carry Spark's ``numRowsTotal`` (0 while RocksDB's own count is off)."""
+        if self.failed:
+            return None
+        try:
+            return self._count(spark, query, batch_id)
+        except Exception as exc:  # any failure here is a failure of the metric only
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "state rows not counted from batch %s on (%s); the next start keeps Spark's "
+                "own count", batch_id, exc)
+            self.failed = True
+            root = local_root(self.checkpoint)
+            if root is not None:
+                (root / COUNT_FILE).unlink(missing_ok=True)
+            return None
+
+    def _count(self, spark: SparkSession, query: StreamingQuery, batch_id: int) -> int:
         counts = batch_counts(spark, query)
         if self.counting == "spark":
             rows = max(counts.total, 0)

@@ -157,3 +157,20 @@ def test_a_non_local_checkpoint_keeps_sparks_count(tmp_path: Path) -> None:
     (ran / "offsets" / "0").write_text("v1\n{}\n")
     assert choose_counting(str(ran)) == "spark"
     shutil.rmtree(ran)
+
+
+def test_a_count_that_cannot_be_kept_never_stops_the_job(spark: Any, tmp_path: Path) -> None:
+    from jobs.spark.checkpoint import write_marker
+    from jobs.spark.state_rows import StateRowCounter, choose_counting
+
+    land(tmp_path / "in", _files(3))
+    run = _run(spark, tmp_path / "home", tmp_path / "in")
+    assert run.query is not None
+    ckpt = run.ctx.checkpoint
+    # a count file that does not reach the batch: the rows before it are unknown
+    write_marker(Path(ckpt), COUNT_FILE, {"batch": 99, "rows": 1, "prev": 1})
+    counter = StateRowCounter(ckpt, "tidemark")
+    assert counter.after_batch(spark, run.query, 5) is None
+    assert counter.failed and read_counts(ckpt) is None
+    assert counter.after_batch(spark, run.query, 6) is None
+    assert choose_counting(ckpt) == "spark"  # the next start rebuilds it from Spark's count
