@@ -40,7 +40,13 @@ from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
 from jobs.spark.sinks import PANE_COLUMNS, pane_frame, pane_projection, write_panes
 from jobs.spark.sources import read_stream
-from jobs.spark.state_rows import TRACK_CONF, StateRowCounter, choose_counting, read_counts
+from jobs.spark.state_rows import (
+    TRACK_CONF,
+    StateRowCounter,
+    choose_counting,
+    read_counts,
+    rows_after,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -397,15 +403,12 @@ class JobRunner:
         if not pending:
             self._last_seen = seen
 
-
     def _counted_rows(self, batch_id: int) -> int | None:
-        """The state's rows after ``batch_id`` as the state-row file still knows them."""
-        counts = read_counts(self.ctx.checkpoint) if self.state_counter is not None else None
-        if counts is not None and counts["batch"] == batch_id:
-            return counts["rows"]
-        if counts is not None and counts["batch"] == batch_id + 1:
-            return counts["prev"]
-        return None
+        """The state's rows after ``batch_id`` as the native path's count file still knows
+        them (a backfilled batch's Spark metrics are gone)."""
+        if self.state_counter is None:
+            return None
+        return rows_after(read_counts(self.ctx.checkpoint), batch_id)
 
 
 def _progress_dict(progress: Any) -> dict[str, Any]:

@@ -68,6 +68,16 @@ def read_counts(checkpoint: str) -> dict[str, int] | None:
     return {k: int(data[k]) for k in ("batch", "rows", "prev")}
 
 
+def rows_after(counts: dict[str, int] | None, batch_id: int) -> int | None:
+    """The state's rows after ``batch_id`` as a count record knows them (it holds the rows
+    before and after its own batch), or None."""
+    if counts is not None and counts["batch"] == batch_id:
+        return counts["rows"]
+    if counts is not None and counts["batch"] == batch_id + 1:
+        return counts["prev"]
+    return None
+
+
 def choose_counting(checkpoint: str) -> Counting:
     """``tidemark`` when the rows before the next batch are known: a new local checkpoint, or
     one whose file reaches its last committed batch; else ``spark`` (module docstring)."""
@@ -76,12 +86,9 @@ def choose_counting(checkpoint: str) -> Counting:
         return "spark"
     if not has_run(root):
         return "tidemark"
-    counts = read_counts(checkpoint)
     committed = committed_batches(checkpoint)
     last = committed[-1] if committed else -1
-    if counts is None:
-        return "spark"
-    return "tidemark" if counts["batch"] in (last, last + 1) else "spark"
+    return "spark" if rows_after(read_counts(checkpoint), last) is None else "tidemark"
 
 
 class StateRowCounter:
@@ -95,16 +102,15 @@ class StateRowCounter:
         """The count could not be kept (see ``after_batch``); the rest of the run reports none."""
 
     def _base(self, batch_id: int) -> int:
-        last = self._last
-        if last is None:
-            if batch_id == 0:
-                return 0
-        elif last["batch"] == batch_id - 1:
-            return last["rows"]
-        elif last["batch"] == batch_id:
-            return last["prev"]  # the batch is re-run after a crash
-        raise SparkRuntimeError(
-            f"state rows before batch {batch_id} are unknown ({COUNT_FILE}: {last})")
+        """The rows before ``batch_id``: after the batch before it, or, for a batch re-run
+        after a crash, the "before" its first run recorded."""
+        if self._last is None and batch_id == 0:
+            return 0
+        base = rows_after(self._last, batch_id - 1)
+        if base is None:
+            raise SparkRuntimeError(
+                f"state rows before batch {batch_id} are unknown ({COUNT_FILE}: {self._last})")
+        return base
 
     def after_batch(self, spark: SparkSession, query: StreamingQuery,
                     batch_id: int) -> int | None:
@@ -132,6 +138,8 @@ class StateRowCounter:
 
     def _count(self, spark: SparkSession, query: StreamingQuery, batch_id: int) -> int:
         counts = batch_counts(spark, query)
+        if counts.operators == 0:
+            raise SparkRuntimeError("no streaming aggregation in the batch's executed plan")
         if self.counting == "spark":
             rows = max(counts.total, 0)
             base = rows - counts.new_groups + counts.removed
