@@ -67,15 +67,14 @@ def build_report(ctx: JobContext, progress: dict[str, Any], to_ours: WatermarkMa
     state's rows as tidemark counted them (jobs/spark/state_rows.py); without it, the state
     operators' own ``numRowsTotal``."""
     bid = int(progress["batchId"])
-    counted = state_rows
-    state_rows = 0
+    sparks_rows = 0
     state_bytes = 0
     for op in progress.get("stateOperators") or []:
-        state_rows += max(int(op.get("numRowsTotal") or 0), 0)
+        sparks_rows += max(int(op.get("numRowsTotal") or 0), 0)  # -1: RocksDB does not count
         custom = op.get("customMetrics") or {}
         state_bytes += int(custom.get("rocksdbSstFileSize") or op.get("memoryUsedBytes") or 0)
-    if counted is not None:
-        state_rows = counted
+    if state_rows is None:
+        state_rows = sparks_rows
     if not state_bytes:
         state_bytes = state_size_bytes(ctx.checkpoint)
     commit = Path(strip_scheme(ctx.checkpoint)) / "commits" / str(bid)

@@ -161,4 +161,4 @@ def batch_counts(spark: SparkSession, query: StreamingQuery) -> BatchCounts:
     plan = jsq.streamingQuery().lastExecution().executedPlan()
     v = list(getattr(jvm, METRICS_CLASS).of(plan))
     return BatchCounts(restored_output=int(v[0]), updated=int(v[1]), removed=int(v[2]),
-                       dropped=int(v[3]), total=int(v[4]), operators=int(v[6]))
+                       dropped=int(v[3]), total=int(v[4]), operators=int(v[5]))

@@ -21,16 +21,15 @@ public final class StateMetrics {
     public static final int REMOVED = 2;
     public static final int DROPPED = 3;
     public static final int TOTAL = 4;
-    public static final int RESTORE_OPERATORS = 5;
-    public static final int SAVE_OPERATORS = 6;
+    public static final int SAVE_OPERATORS = 5;
 
     /**
      * {restore operators' output rows, rows written, rows evicted, rows dropped as late, the
-     * store's own total (-1 per operator when RocksDB does not track it), number of restore
-     * operators, number of save operators}.
+     * store's own total (-1 per operator when RocksDB does not track it), number of save
+     * operators}.
      */
     public static long[] of(SparkPlan plan) {
-        long[] out = new long[7];
+        long[] out = new long[6];
         visit(plan, out);
         return out;
     }
@@ -39,7 +38,6 @@ public final class StateMetrics {
         String name = node.getClass().getSimpleName();
         if (name.equals("StateStoreRestoreExec")) {
             out[RESTORED_OUTPUT] += value(node, "numOutputRows");
-            out[RESTORE_OPERATORS] += 1;
         } else if (name.equals("StateStoreSaveExec")) {
             out[UPDATED] += value(node, "numUpdatedStateRows");
             out[REMOVED] += value(node, "numRemovedStateRows");
