@@ -12,8 +12,9 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q "uv==$(UV_VERSION)"
-	$(BIN)/uv pip sync --python $(BIN)/python requirements.lock
+	$(BIN)/uv pip sync --compile-bytecode --python $(BIN)/python requirements.lock
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --config-settings editable_mode=compat -e .
+	$(BIN)/python -m compileall -q jobs dags ui  # bytecode once, not per process (see README)
 	$(BIN)/python -m jobs.spark.jvm  # tidemark's JVM functions (native-path gate)
 	$(BIN)/python -m jobs.spark.cds  # the driver JVM's class-data sharing archive (~1 min)
 	touch $(STAMP)

@@ -30,3 +30,27 @@ def test_the_jvm_runs_the_throughput_collector(spark: Any) -> None:
     runtime = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
     args = list(runtime.getInputArguments())
     assert THROUGHPUT_GC in args, args
+
+
+
+def test_python_workers_import_from_compiled_bytecode(spark: Any) -> None:
+    """``make install`` compiles the dependencies' and tidemark's bytecode once: on a machine
+    with ``PYTHONDONTWRITEBYTECODE`` (ours) every Python worker would otherwise compile
+    pandas, NumPy and sqlglot from source when it starts (docs/performance.md, session 14)."""
+
+    def uncompiled(_: Any) -> list[str]:
+        """In the worker: the modules an engine task imports that it had to compile."""
+        import importlib
+        import importlib.util
+        import os
+
+        missing = []
+        for name in ("pandas.core.frame", "numpy.lib", "pyarrow.pandas_compat",
+                     "sqlglot.dialects", "jobs.engine.engine", "jobs.spark.engine_host"):
+            source = str(importlib.import_module(name).__file__)
+            if not os.path.exists(importlib.util.cache_from_source(source)):
+                missing.append(source)
+        return missing
+
+    missing = spark.sparkContext.parallelize([0], 1).flatMap(uncompiled).collect()
+    assert missing == []
