@@ -199,11 +199,12 @@ class JobRunner:
 
             def write_batch(batch: DataFrame, batch_id: int) -> None:
                 self._panes[batch_id] = write_panes(ctx, batch, batch_id, self.catalog_writer)
-                self._query_ready.wait(60)  # set as soon as start() has the query handle
-                assert self.query is not None
-                rows = counter.after_batch(self.spark, self.query, batch_id)
-                if rows is not None:
-                    self._state_rows[batch_id] = rows
+                # the handle is set as soon as start() returns; without it this batch goes
+                # uncounted, and the next one finds no base and falls back (state_rows.py)
+                if self._query_ready.wait(60) and self.query is not None:
+                    rows = counter.after_batch(self.spark, self.query, batch_id)
+                    if rows is not None:
+                        self._state_rows[batch_id] = rows
         else:
             def write_batch(batch: DataFrame, batch_id: int) -> None:
                 from jobs.spark.checkpoint import read_batch_info
