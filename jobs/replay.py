@@ -21,7 +21,7 @@ straight from the columns (no ``Pane`` or dict per window; byte-identical to ``j
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 EngineChoice = Literal["general", "auto", "vectorized"]
 CONTROL_KEYS = ("$processing_time", "$watermark")
+PROGRESS_EVERY = 10_000
+"""``replay_file`` reports progress every this many input lines (if asked to)."""
 
 
 @dataclass
@@ -234,6 +236,16 @@ def _chain(head: list[_Line], rest: Iterator[_Line]) -> Iterator[_Line]:
     yield from rest
 
 
+def _read_lines(src: Iterable[str], progress: Callable[[int], None] | None) -> Iterator[str]:
+    if progress is None:
+        yield from (line.rstrip("\n") for line in src)
+        return
+    for n, line in enumerate(src, start=1):
+        if n % PROGRESS_EVERY == 0:
+            progress(n)
+        yield line.rstrip("\n")
+
+
 def replay_file(
     defn: Definition,
     input_path: str,
@@ -241,15 +253,17 @@ def replay_file(
     *,
     eof_flush: bool = True,
     engine: EngineChoice = "general",
+    progress: Callable[[int], None] | None = None,
 ) -> ReplayStats:
-    """Replay ``input_path`` into ``output_path`` (``-`` is stdin / stdout)."""
+    """Replay ``input_path`` into ``output_path`` (``-`` is stdin / stdout). ``progress`` is
+    called with the number of input lines read, every :data:`PROGRESS_EVERY` lines."""
     import sys
 
     stats = ReplayStats()
     src = sys.stdin if input_path == "-" else open(input_path, encoding="utf-8")  # noqa: SIM115
     dst = sys.stdout if output_path == "-" else open(output_path, "w", encoding="utf-8")  # noqa: SIM115
     try:
-        for chunk in _replay_chunks(defn, (line.rstrip("\n") for line in src),
+        for chunk in _replay_chunks(defn, _read_lines(src, progress),
                                     eof_flush=eof_flush, stats=stats, engine=engine):
             if isinstance(chunk, list):
                 for e in chunk:

@@ -111,9 +111,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The entry point the supervisor launches: tidemark's logging configuration, and the CLI's
+    error handler (one line in the job's log and a documented exit code, no traceback)."""
+    from jobs.cli.errors import report
+    from jobs.logsetup import configure_logging
+
     parser = argparse.ArgumentParser(prog="python -m jobs.run", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    try:
+        configure_logging("job")
+        return run(args)
+    except Exception as exc:  # noqa: BLE001 - the one handler (jobs.cli.errors)
+        return report(exc)
 
 
 if __name__ == "__main__":

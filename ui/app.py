@@ -17,8 +17,10 @@ if str(_ROOT) not in sys.path:  # `streamlit run ui/app.py` puts only ui/ on the
 import streamlit as st  # noqa: E402
 
 from jobs.catalog import CatalogError, User  # noqa: E402
+from jobs.logsetup import configure_logging  # noqa: E402
 from ui import auth, common, services  # noqa: E402
 
+configure_logging("ui")  # idempotent: each rerun replaces tidemark's one handler
 st.set_page_config(page_title="tidemark", page_icon=":material/waves:", layout="wide")
 
 try:

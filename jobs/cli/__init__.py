@@ -5,14 +5,25 @@ do not edit one file): a module in ``COMMAND_MODULES`` exposes ``register(subpar
 ``func`` on its parsers; ``func(args) -> int`` is the exit code. Modules import heavy libraries
 (pyspark, sqlalchemy) inside their handlers, never at import time, so ``tidemark replay`` starts
 fast.
+
+Errors: a handler returns an exit code or raises one of tidemark's error types, and ``main``
+turns every error into one line on stderr and a documented exit code (:mod:`jobs.cli.errors`);
+no traceback reaches a user. Global options: ``--version``, ``--log-level`` (also
+``TIDEMARK_LOG_LEVEL``; :mod:`jobs.logsetup`). Listings take ``--json`` (one JSON object a line,
+or one object for a single record).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+
+from jobs import __version__
+from jobs.cli.errors import EXIT_INVALID, EXIT_OK, report
+from jobs.logsetup import LEVEL_ENV, LEVELS, LogSetupError, configure_logging
 
 COMMAND_MODULES = (
     "jobs.cli.definition_cmds",  # validate, store-name
@@ -24,7 +35,15 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tidemark", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="tidemark", description=__doc__.splitlines()[0],
+        epilog="exit codes: 0 success, 1 error, 2 invalid definition or argument, 3 edit "
+               "conflict, 4 permission refused, 5 not found, 130 interrupted",
+    )
+    parser.add_argument("--version", action="version", version=f"tidemark {__version__}")
+    parser.add_argument("--log-level", type=str.upper, choices=LEVELS, default=None,
+                        help=f"log level of this process and the jobs it starts (default: "
+                             f"{LEVEL_ENV} or INFO)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -39,12 +58,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # a usage error exits 2 with argparse's message
+    try:
+        if args.log_level:
+            os.environ[LEVEL_ENV] = args.log_level  # the jobs and tasks this process starts
+        configure_logging("cli", args.log_level)
+    except LogSetupError as exc:
+        print(f"tidemark: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     try:
         code: int = args.func(args)
     except BrokenPipeError:  # `tidemark job show | head`: the reader left, nothing is wrong
         sys.stderr.close()
-        return 0
+        return EXIT_OK
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the one handler, see errors.py
+        return report(exc)
     return code
 
 

@@ -7,8 +7,9 @@ change is recorded under that user and that user's role is checked; without it t
 can open the catalog database can change it anyway, so roles here guard against mistakes, not
 attackers.
 
-Exit codes: 0 success, 1 error, 2 invalid definition or argument (each field error printed as
-``field: message``), 3 edit conflict, 4 permission refused, 5 not found.
+Exit codes (:mod:`jobs.cli.errors`): 0 success, 1 error, 2 invalid definition or argument (each
+field error printed as ``field: message``), 3 edit conflict, 4 permission refused, 5 not found.
+Every listing takes ``--json``.
 """
 
 from __future__ import annotations
@@ -22,12 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from jobs.catalog import Catalog, CatalogError
+from jobs.cli.errors import EXIT_ERROR, EXIT_INVALID
 
-EXIT_ERROR, EXIT_INVALID, EXIT_CONFLICT, EXIT_FORBIDDEN, EXIT_NOT_FOUND = 1, 2, 3, 4, 5
-_CODE_EXIT = {"invalid": EXIT_INVALID, "conflict": EXIT_CONFLICT, "forbidden": EXIT_FORBIDDEN,
-              "not_found": EXIT_NOT_FOUND}
+if TYPE_CHECKING:
+    from jobs.catalog import Catalog
 
 Handler = Callable[["Catalog", argparse.Namespace, str], int]
 
@@ -59,9 +58,11 @@ def _register_db(subparsers: Any, common: argparse.ArgumentParser) -> None:
     down.add_argument("revision", help="target revision, e.g. 0001, -1 or base")
     down.set_defaults(func=_db_downgrade)
     cur = sub.add_parser("current", parents=[common], help="print the current revision")
+    cur.add_argument("--json", action="store_true", help="machine-readable output")
     cur.set_defaults(func=_db_current)
     chk = sub.add_parser("check", parents=[common],
                          help="compare the models with the migrated schema (exit 1 on drift)")
+    chk.add_argument("--json", action="store_true", help="machine-readable output")
     chk.set_defaults(func=_db_check)
 
 
@@ -97,6 +98,7 @@ def _register_job(subparsers: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("name")
     p.add_argument("old", type=int)
     p.add_argument("new", type=int)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_with_catalog(_job_diff, "read"))
 
     p = sub.add_parser("activate", parents=[common],
@@ -147,6 +149,7 @@ def _register_user(subparsers: Any, common: argparse.ArgumentParser) -> None:
                    help="read the password from the first line of stdin (else prompt)")
     p.set_defaults(func=_with_catalog(_user_add, "admin"))
     p = sub.add_parser("list", parents=[common], help="list users")
+    p.add_argument("--json", action="store_true", help="one JSON object a line")
     p.set_defaults(func=_with_catalog(_user_list, "read"))
 
 
@@ -159,29 +162,20 @@ def _url(args: argparse.Namespace) -> str:
     return str(args.db) if args.db else Settings.from_env().db_url
 
 
-def _fail(err: CatalogError) -> int:
-    print(f"tidemark: {err}", file=sys.stderr)
-    for field, message in err.errors:
-        print(f"  {field}: {message}" if field else f"  {message}", file=sys.stderr)
-    return _CODE_EXIT.get(err.code, EXIT_ERROR)
-
-
 def _with_catalog(handler: Handler, action: str) -> Callable[[argparse.Namespace], int]:
-    """Open the catalog, check ``--as``'s role for ``action``, run, map errors to exit codes."""
+    """Open the catalog, check ``--as``'s role for ``action``, run. A ``CatalogError`` reaches
+    ``main``'s handler, which prints it and maps its code to the exit code."""
 
     def run(args: argparse.Namespace) -> int:
-        from jobs.catalog import Catalog, CatalogError
+        from jobs.catalog import Catalog
 
-        try:
-            with Catalog(_url(args)) as cat:
-                if args.actor:
-                    cat.require(args.actor, action)  # type: ignore[arg-type]
-                    actor = str(args.actor)
-                else:
-                    actor = f"cli:{getpass.getuser()}"
-                return handler(cat, args, actor)
-        except CatalogError as err:
-            return _fail(err)
+        with Catalog(_url(args)) as cat:
+            if args.actor:
+                cat.require(args.actor, action)  # type: ignore[arg-type]
+                actor = str(args.actor)
+            else:
+                actor = f"cli:{getpass.getuser()}"
+            return handler(cat, args, actor)
 
     return run
 
@@ -238,6 +232,10 @@ def _db_current(args: argparse.Namespace) -> int:
 
     current = schema.current_revision(_url(args))
     head = schema.head_revision()
+    if args.json:
+        print(json.dumps({"current": current, "head": head, "at_head": current == head},
+                         sort_keys=True))
+        return 0
     print(f"{current or '(empty)'}{' (head)' if current == head else f' (head is {head})'}")
     return 0
 
@@ -246,6 +244,10 @@ def _db_check(args: argparse.Namespace) -> int:
     from jobs.catalog import schema
 
     diffs = schema.schema_diffs(_url(args))
+    if args.json:
+        print(json.dumps({"match": not diffs, "differences": [str(d) for d in diffs]},
+                         sort_keys=True))
+        return EXIT_ERROR if diffs else 0
     if diffs:
         print("the models and the migrated schema differ (a revision is missing):",
               file=sys.stderr)
@@ -328,6 +330,12 @@ def _job_history(cat: Catalog, args: argparse.Namespace, actor: str) -> int:
 
 def _job_diff(cat: Catalog, args: argparse.Namespace, actor: str) -> int:
     d = cat.diff(args.name, args.old, args.new)
+    if args.json:
+        print(json.dumps({"job": args.name, "old": args.old, "new": args.new, "kind": d.kind,
+                          "store": d.version.store_name,
+                          "changes": [{"path": p, "old": o, "new": n} for p, o, n in d.changes]},
+                         sort_keys=True))
+        return 0
     print(f"{args.name} v{args.old} -> v{args.new}: {d.kind.replace('_', ' ')}")
     for path, old, new in d.changes:
         print(f"  {path}: {json.dumps(old)} -> {json.dumps(new)}")
@@ -419,6 +427,12 @@ def _user_add(cat: Catalog, args: argparse.Namespace, actor: str) -> int:
 
 
 def _user_list(cat: Catalog, args: argparse.Namespace, actor: str) -> int:
+    if args.json:
+        for u in cat.users():
+            print(json.dumps({"name": u.name, "role": u.role, "disabled": u.disabled,
+                              "created_at": u.created_at.isoformat()},
+                             sort_keys=True))
+        return 0
     _table([[u.name, u.role, "disabled" if u.disabled else "", _time(u.created_at)]
             for u in cat.users()], ["USER", "ROLE", "", "CREATED"])
     return 0

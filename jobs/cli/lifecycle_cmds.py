@@ -4,7 +4,8 @@ The same functions the Airflow tasks call, for a machine without Airflow or for 
 in a hurry: ``supervise`` runs reconcile passes, ``migrate`` drives migrations in the foreground
 (each step is recorded, so the Airflow DAG or another ``migrate`` can take over after a crash),
 ``rollback`` re-activates an earlier version and switches to it, ``airflow`` runs the local
-Airflow of ``make demo``. Exit codes: 0 success, 1 error.
+Airflow of ``make demo``. Exit codes: 0 success, 1 error, 5 no such job or version
+(:mod:`jobs.cli.errors`); ``migrate`` and ``rollback`` print their progress to stderr.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import os
 import sys
 import time
 from typing import Any
+
+from jobs.cli.errors import EXIT_INVALID
 
 
 def register(sub: Any) -> None:
@@ -64,8 +67,44 @@ def _supervise(args: argparse.Namespace) -> int:
             time.sleep(args.every)
 
 
+class MigrationProgress:
+    """Prints a migration's progress to stderr (stdout keeps the result): every state change at
+    once, and while a state lasts a line every ``every_s`` seconds with the positions of the
+    new and the old run."""
+
+    def __init__(self, every_s: float = 30.0, clock: Any = time.monotonic,
+                 stream: Any = None) -> None:
+        self.every_s = every_s
+        self.clock = clock
+        self.stream = stream
+        self._state: str | None = None
+        self._since = 0.0
+        self._last = 0.0
+
+    def __call__(self, m: Any) -> None:
+        from jobs.timeutil import ms_to_iso
+
+        now = self.clock()
+        changed = m.state != self._state
+        if not changed and now - self._last < self.every_s:
+            return
+        if changed:
+            self._state, self._since = m.state, now
+        self._last = now
+
+        def wm(ms: int | None) -> str:
+            return "-" if ms is None else ms_to_iso(ms)
+
+        files = (f", input files {m.replayed_files}/{m.total_files}"
+                 if m.total_files else "")
+        took = "" if changed else f" for {now - self._since:.0f}s"
+        print(f"migration {m.id} of {m.job}: {m.state}{took} (watermark new "
+              f"{wm(m.new_watermark)}, old {wm(m.old_watermark)}{files})",
+              file=self.stream or sys.stderr, flush=True)
+
+
 def _drive(lc: Any, mid: int, timeout: float) -> int:
-    m = lc.migrator.drive(mid, timeout_s=timeout, poll_s=2.0)
+    m = lc.migrator.drive(mid, timeout_s=timeout, poll_s=2.0, progress=MigrationProgress())
     for step in m.steps:
         print(f"{step.at.isoformat()} {step.state}: {step.message}")
     print(f"migration {m.id} of {m.job}: {m.state}" + (f" ({m.error})" if m.error else ""))
@@ -73,49 +112,37 @@ def _drive(lc: Any, mid: int, timeout: float) -> int:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from jobs.catalog import CatalogError
-    from jobs.lifecycle.errors import LifecycleError
     from jobs.lifecycle.tasks import plan_migrations
     from jobs.lifecycle.wiring import open_lifecycle
 
     if args.resume is None and (args.job is None or args.version is None):
-        print("migrate: give JOB VERSION, or --resume MIGRATION", file=sys.stderr)
-        return 1
+        print("tidemark migrate: give JOB VERSION, or --resume MIGRATION", file=sys.stderr)
+        return EXIT_INVALID
     conf: dict[str, Any] = {"actor": _actor(args)}
     if args.resume is not None:
         conf["migration_id"] = args.resume
     else:
         conf.update({"job": args.job, "version": args.version})
-    try:
-        ids = plan_migrations([], conf)
-        with open_lifecycle(actor="airflow:migration") as lc:
-            if args.resume is not None:
-                lc.migrator.start_replay(args.resume, retry_failed=True)
-            if not ids:
-                print("no migration needed (same store: restarted in place)")
-                return 0
-            return max(_drive(lc, mid, args.timeout) for mid in ids)
-    except (LifecycleError, CatalogError) as exc:
-        print(f"migrate: {exc}", file=sys.stderr)
-        return 1
+    ids = plan_migrations([], conf)
+    with open_lifecycle(actor="airflow:migration") as lc:
+        if args.resume is not None:
+            lc.migrator.start_replay(args.resume, retry_failed=True)
+        if not ids:
+            print("no migration needed (same store: restarted in place)")
+            return 0
+        return max(_drive(lc, mid, args.timeout) for mid in ids)
 
 
 def _rollback(args: argparse.Namespace) -> int:
-    from jobs.catalog import CatalogError
-    from jobs.lifecycle.errors import LifecycleError
     from jobs.lifecycle.migration import rollback
     from jobs.lifecycle.wiring import open_lifecycle
 
-    try:
-        with open_lifecycle(actor="airflow:migration") as lc:
-            result = rollback(lc.migrator, args.job, args.version, actor=_actor(args))
-            print(f"{result.job} v{result.version}: {result.action} ({result.detail})")
-            if result.migration_id is None or args.no_wait:
-                return 0
-            return _drive(lc, result.migration_id, args.timeout)
-    except (LifecycleError, CatalogError) as exc:
-        print(f"rollback: {exc}", file=sys.stderr)
-        return 1
+    with open_lifecycle(actor="airflow:migration") as lc:
+        result = rollback(lc.migrator, args.job, args.version, actor=_actor(args))
+        print(f"{result.job} v{result.version}: {result.action} ({result.detail})")
+        if result.migration_id is None or args.no_wait:
+            return 0
+        return _drive(lc, result.migration_id, args.timeout)
 
 
 def _airflow(args: argparse.Namespace) -> int:

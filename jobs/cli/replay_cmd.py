@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,31 @@ def register(subparsers: Any) -> None:
         help="engine implementation (default: general; auto picks the vectorized fast path "
         "when the definition qualifies)",
     )
+    p.add_argument(
+        "--progress-every", type=float, default=10.0, metavar="SECONDS",
+        help="print the lines read so far to stderr at most every SECONDS (default 10; "
+        "0: never)",
+    )
     p.set_defaults(func=run)
+
+
+class ReplayProgress:
+    """Prints ``replay: N input lines read (T s)`` to stderr, at most every ``every_s``
+    seconds (stdout may be the replay's output, so progress never goes there)."""
+
+    def __init__(self, every_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every_s = every_s
+        self.clock = clock
+        self.started = clock()
+        self.last = self.started
+
+    def __call__(self, lines: int) -> None:
+        now = self.clock()
+        if now - self.last < self.every_s:
+            return
+        self.last = now
+        print(f"tidemark replay: {lines:,} input lines read ({now - self.started:.0f} s)",
+              file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"tidemark replay: {args.definition}: {exc}", file=sys.stderr)
         return 2
     try:
+        progress = ReplayProgress(args.progress_every) if args.progress_every > 0 else None
         stats = replay_file(
-            defn, args.input, args.output, eof_flush=args.eof_flush, engine=args.engine
+            defn, args.input, args.output, eof_flush=args.eof_flush, engine=args.engine,
+            progress=progress,
         )
     except OSError as exc:
         print(f"tidemark replay: {exc.filename}: {exc.strerror}", file=sys.stderr)

@@ -278,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-scale", type=float, default=1.0,
                         help="--check: stretch every step's bound (slow machines)")
     args = parser.parse_args(argv)
+    from jobs.logsetup import configure_logging
+
+    configure_logging("demo")
     settings = Settings.from_env()
     if args.check:
         from jobs.demo.check import DEFAULT_BUDGET_S, run_tour

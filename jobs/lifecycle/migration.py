@@ -224,12 +224,16 @@ class Migrator:
         poll_s: float = 2.0,
         sleep: Callable[[float], None] = time.sleep,
         reconcile: bool = True,
+        progress: Callable[[MigrationInfo], None] | None = None,
     ) -> MigrationInfo:
-        """Advance until finished (done/failed); keeps the new run alive meanwhile."""
+        """Advance until finished (done/failed); keeps the new run alive meanwhile.
+        ``progress`` sees the migration after every step (the CLI prints it)."""
         deadline = time.monotonic() + timeout_s
         while True:
             before = self.catalog.migration(migration_id)
             m = self.advance(migration_id)
+            if progress is not None:
+                progress(m)
             if m.finished:
                 return m
             if m.state == before.state:

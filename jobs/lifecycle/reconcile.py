@@ -47,6 +47,7 @@ from jobs.lifecycle.process import (
     tail,
 )
 from jobs.lifecycle.views import RunView
+from jobs.logsetup import LogSetupError, Rotation, rotate_job_logs
 from jobs.timeutil import Clock, SystemClock
 
 CommandFactory = Callable[[str, int], Sequence[str]]
@@ -110,6 +111,7 @@ class Supervisor:
         process: ProcessControl | None = None,
         launcher: Launcher | None = None,
         settings: Settings | None = None,
+        log_rotation: Rotation | None = None,
     ) -> None:
         self.catalog = catalog
         self.db_url = db_url
@@ -120,12 +122,18 @@ class Supervisor:
         self.settings = settings or Settings.from_env()
         self.lock_dir = self.settings.home / "locks"
         self.log_dir = self.launcher.log_dir or (self.settings.home / "logs")
+        self.log_rotation = log_rotation or Rotation.from_env()
 
     # ---- public ----------------------------------------------------------------------------
     def reconcile(self, jobs: Sequence[str] | None = None) -> ReconcileReport:
         """One pass over ``jobs`` (all jobs by default); errors of one job do not stop the
         others, they are reported (and raised by the DAG task afterwards)."""
         report = ReconcileReport()
+        try:
+            for path in rotate_job_logs(self.log_dir, self.log_rotation):
+                report.outcomes.append(Outcome(path.parent.name, "rotate-log", str(path)))
+        except (LogSetupError, OSError) as exc:  # a log that cannot rotate stops no job
+            report.errors.append(f"logs: {exc}")
         names = list(jobs) if jobs is not None else self.catalog.job_names()
         for name in names:
             try:

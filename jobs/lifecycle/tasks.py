@@ -7,21 +7,38 @@ or cleared by an operator); every step is idempotent, so a retry continues where
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ParamSpec, TypeVar
 
 from jobs.lifecycle.errors import LifecycleError
 from jobs.lifecycle.outbox import Change
 from jobs.lifecycle.wiring import open_lifecycle
+from jobs.logsetup import configure_logging
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def task_body(fn: Callable[P, R]) -> Callable[P, R]:
+    """Mark an Airflow task body: tidemark's log level (``TIDEMARK_LOG_LEVEL``) applies to it;
+    the records go to Airflow's task log."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        configure_logging("airflow-task")
+        return fn(*args, **kwargs)
+
+    return run
 
 SUPERVISOR_ACTOR = "airflow:supervisor"
 MIGRATION_ACTOR = "airflow:migration"
 
 
+@task_body
 def supervise(job: str | None = None) -> list[str]:
     """One reconcile pass (all jobs, or one); raises after the pass if any job failed."""
     with open_lifecycle(actor=SUPERVISOR_ACTOR) as lc:
@@ -33,6 +50,7 @@ def supervise(job: str | None = None) -> list[str]:
     return report.lines()
 
 
+@task_body
 def plan_migrations(
     payloads: Iterable[Mapping[str, Any]], conf: Mapping[str, Any] | None = None
 ) -> list[int]:
@@ -84,6 +102,7 @@ def plan_migrations(
     return sorted(set(ids))
 
 
+@task_body
 def start_replay(ids: list[int], *, retry_failed: bool = False) -> list[int]:
     with open_lifecycle(actor=MIGRATION_ACTOR) as lc:
         for mid in ids:
@@ -92,6 +111,7 @@ def start_replay(ids: list[int], *, retry_failed: bool = False) -> list[int]:
     return ids
 
 
+@task_body
 def wait_caught_up(ids: list[int], *, timeout_s: float = 6 * 3600, poll_s: float = 5.0) -> list[int]:
     """Poll until no migration is replaying any more; keeps the new runs alive meanwhile."""
     deadline = time.monotonic() + timeout_s
@@ -117,6 +137,7 @@ def wait_caught_up(ids: list[int], *, timeout_s: float = 6 * 3600, poll_s: float
             time.sleep(poll_s)
 
 
+@task_body
 def cut_over(ids: list[int]) -> list[int]:
     with open_lifecycle(actor=MIGRATION_ACTOR) as lc:
         for mid in ids:
@@ -125,6 +146,7 @@ def cut_over(ids: list[int]) -> list[int]:
     return ids
 
 
+@task_body
 def retire_old(ids: list[int]) -> list[str]:
     out = []
     with open_lifecycle(actor=MIGRATION_ACTOR) as lc:
