@@ -54,6 +54,19 @@ def parse_level(value: str | None, *, setting: str = LEVEL_ENV) -> int:
     return int(logging.getLevelName(name))
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record is emitted (a test's capture, or a
+    stream redirected after the configuration), never to a stream closed since."""
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: TextIO) -> None:
+        pass
+
+
 def _formatter() -> logging.Formatter:
     formatter = logging.Formatter(FORMAT, DATE_FORMAT)
     formatter.converter = time.gmtime  # UTC, matching the Z in DATE_FORMAT
@@ -77,7 +90,7 @@ def configure_logging(
     for h in list(root.handlers):
         if h.get_name() == _HANDLER_NAME:
             root.removeHandler(h)
-    handler = logging.StreamHandler(sys.stderr if stream is None else stream)
+    handler: logging.Handler = _StderrHandler() if stream is None else logging.StreamHandler(stream)
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(_formatter())
     root.addHandler(handler)

@@ -41,8 +41,9 @@ def test_supervise_and_migrate_from_the_shell(
         wait_for(lambda: bool(cat.progress("scores", limit=1)), what="a batch")
         cat.save_version("scores", hopping_mean(), "bob", base_version=1)
         assert _cli(["migrate", "scores", "2", "--as", "bob", "--timeout", "60"]) == 0
-        out = capsys.readouterr().out
+        out, err = capsys.readouterr()
         assert "cut_over" in out and out.strip().endswith("done")
+        assert "migration 1 of scores: done" in err  # progress goes to stderr
         assert cat.job("scores").active_version == 2
         assert _cli(["supervise", "--job", "scores"]) == 0  # nothing left to do
         cat.set_desired_state("scores", "stopped", "alice")
