@@ -85,7 +85,12 @@ def tidemark_migration() -> None:
 
         return tasks.retire_old(ids)
 
-    retire_old(cut_over(wait_caught_up(start_replay(plan()))))
+    # TaskFlow: a call returns the XComArg that Airflow resolves to the task's list when the
+    # next task runs, so the chain is typed Any between the steps
+    ids: Any = plan()
+    for step in (start_replay, wait_caught_up, cut_over):
+        ids = step(ids)
+    retire_old(ids)
 
 
 tidemark_migration()

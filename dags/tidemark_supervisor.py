@@ -7,6 +7,7 @@ Trigger it by hand with ``{"job": "<name>"}`` to reconcile one job now.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from airflow.sdk import Param, dag, task
 
@@ -23,7 +24,7 @@ from airflow.sdk import Param, dag, task
 )
 def tidemark_supervisor() -> None:
     @task(retries=0)
-    def reconcile(params: dict | None = None) -> list[str]:  # type: ignore[type-arg]
+    def reconcile(params: dict[str, Any] | None = None) -> list[str]:
         from jobs.lifecycle.tasks import supervise
 
         job = (params or {}).get("job")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from jobs.catalog.db import make_engine
+from jobs.catalog.db import make_db_engine
 from jobs.catalog.models import Base
 from jobs.config import Settings
 
@@ -51,7 +51,7 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = make_engine(_url())
+    engine = make_db_engine(_url())
     try:
         with engine.connect() as conn:
             _run(conn)

@@ -10,7 +10,6 @@ own after the refusal, with outcome ``refused``.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -20,21 +19,17 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
-from jobs.catalog.db import make_engine, make_sessionmakers
+from jobs.catalog.db import make_db_engine, make_sessionmakers
 from jobs.catalog.errors import CatalogError
 from jobs.catalog.models import SCHEMA_HEAD, AuditEventRow, Job, OutboxRow
 from jobs.config import Settings
+from jobs.engine.records import key_json  # the one key text: non-ASCII kept, as Spark writes it
 from jobs.timeutil import Clock, SystemClock
 
 if TYPE_CHECKING:
     from jobs.catalog.batch_write import BatchTarget, BatchWriter
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def key_json(key: Any) -> str:
-    """Canonical JSON text of a key (a JSON scalar; None is the null key)."""
-    return json.dumps(key, sort_keys=True, separators=(",", ":"))
 
 
 def slot_of(key: Any, window_start: int | None, window_end: int | None, *, key_text: str | None = None) -> str:
@@ -80,7 +75,7 @@ class CatalogBase:
             from jobs.catalog import schema  # Alembic only when asked to migrate
 
             schema.upgrade(self.url)
-        self.engine = make_engine(self.url)
+        self.engine = make_db_engine(self.url)
         self._read_sessions, self._write_sessions = make_sessionmakers(self.engine)
         self._check_schema()
 

@@ -29,8 +29,9 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 WRITE_OPTION = "tidemark_write"
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine for ``url`` with tidemark's connection settings applied."""
+def make_db_engine(url: str, **kwargs: Any) -> Engine:
+    """A SQLAlchemy engine for ``url`` with tidemark's connection settings applied (named apart
+    from ``jobs.engine.make_engine``, the windowing engine)."""
     if url.startswith("sqlite"):
         connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
         engine = create_engine(url, connect_args=connect_args, **kwargs)

@@ -20,7 +20,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 
-from jobs.catalog.db import make_engine
+from jobs.catalog.db import make_db_engine
 from jobs.catalog.models import Base
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
@@ -49,7 +49,7 @@ def downgrade(url: str, revision: str) -> None:
 
 
 def current_revision(url: str | Engine) -> str | None:
-    engine = make_engine(url) if isinstance(url, str) else url
+    engine = make_db_engine(url) if isinstance(url, str) else url
     try:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
@@ -60,7 +60,7 @@ def current_revision(url: str | Engine) -> str | None:
 
 def schema_diffs(url: str) -> list[Any]:
     """Differences between the ORM models and the migrated database (empty = in sync)."""
-    engine = make_engine(url)
+    engine = make_db_engine(url)
     try:
         with engine.connect() as conn:
             ctx = MigrationContext.configure(conn, opts={"compare_type": True})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,6 +28,13 @@ from jobs.timeutil import datetime_to_ms
 
 _encode_str = json.encoder.encode_basestring
 """JSON text of a str with non-ASCII kept (the function json.dumps uses for it)."""
+
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+_JACKSON_ESCAPES = {chr(c): f"\\u{c:04X}" for c in range(0x20)} | {
+    "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"',
+    "\\": "\\\\"}
+"""How Spark's ``to_json`` (Jackson) escapes a character in a string: the short escapes, else
+``\\u`` and four upper-case hex digits (``json.dumps`` writes lower-case ones)."""
 
 Key = str | int | float | bool | None
 """A record's key: a JSON scalar; ``None`` is the null key (definitions without ``key``)."""
@@ -46,7 +54,11 @@ def key_json(key: Key) -> str:
     Python would treat ``1``, ``1.0`` and ``True`` as one dict key; JSON (and the user) do not.
     """
     if type(key) is str:  # what json.dumps(key, ensure_ascii=False) returns, without the encoder
-        return _encode_str(key)
+        text = _encode_str(key)
+        if "\\u" not in text:
+            return text
+        # a control character: escaped as Spark writes it, so the job's key text is this one
+        return '"' + _ESCAPED.sub(lambda m: _JACKSON_ESCAPES[m.group()], key) + '"'
     return json.dumps(plain_key(key), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
