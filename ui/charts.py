@@ -4,6 +4,10 @@ Panes are charted over window start with the *timing* as colour and retractions 
 mark shape, because the questions people ask of a window chart are "which values were
 speculative (EARLY), which were the answer (ON_TIME), what changed afterwards (LATE), and what
 was taken back (retractions)".
+
+Every time axis and time tooltip reads in UTC with a 24-hour clock (``2026-01-01 13:04``), as
+the tables do (:mod:`ui.fmt`); left alone, Vega-Lite would label in the browser's time zone with
+a 12-hour clock ("01 PM").
 """
 
 from __future__ import annotations
@@ -24,6 +28,24 @@ TIMING_COLORS = {"EARLY": "#f2a900", "ON_TIME": "#2e7d32", "LATE": "#c62828"}
 _LATE_COLOR = alt.Color(
     "late:N", scale=alt.Scale(domain=["accepted", "dropped"], range=["#1565c0", "#c62828"])
 )
+
+
+TIP_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def _time_x(field: str, title: str) -> alt.X:
+    """A UTC, 24-hour time axis (labels ``%H:%M``, with the date where a day begins)."""
+    return alt.X(
+        f"{field}:T", title=f"{title} (UTC)", scale=alt.Scale(type="utc"),
+        axis=alt.Axis(formatType="utc", labelExpr=(
+            "utcFormat(datum.value, (utchours(datum.value) == 0 && utcminutes(datum.value) == 0)"
+            " ? '%Y-%m-%d' : '%H:%M')")),
+    )
+
+
+def _time_tip(field: str, title: str | None = None) -> alt.Tooltip:
+    return alt.Tooltip(f"{field}:T", title=title or field.replace("_", " "), format=TIP_FORMAT,
+                       formatType="utc")
 
 
 def _ts(ms: int | None) -> Any:
@@ -71,7 +93,7 @@ def panes_chart(frame: pd.DataFrame, value: str) -> alt.Chart:
         alt.Chart(data)
         .mark_point(size=80, filled=True)
         .encode(
-            x=alt.X(f"{x_field}:T", title=x_field.replace("_", " ")),
+            x=_time_x(x_field, x_field.replace("_", " ")),
             y=alt.Y(f"v\\.{value}:Q", title=value),
             color=alt.Color(
                 "timing:N",
@@ -81,10 +103,11 @@ def panes_chart(frame: pd.DataFrame, value: str) -> alt.Chart:
                 "kind:N", scale=alt.Scale(domain=["pane", "retraction"], range=["circle", "cross"])
             ),
             tooltip=[
-                *[c for c in ("key", "window_start", "window_end", "timing", "pane_index", "kind")
-                  if c in data.columns],
+                *[c for c in ("key",) if c in data.columns],
+                *[_time_tip(c) for c in ("window_start", "window_end") if c in data.columns],
+                *[c for c in ("timing", "pane_index", "kind") if c in data.columns],
                 alt.Tooltip(f"v\\.{value}:Q", title=value),
-                *[c for c in ("emitted_at",) if c in data.columns],
+                *[_time_tip(c) for c in ("emitted_at",) if c in data.columns],
             ],
         )
         .properties(height=320)
@@ -102,10 +125,10 @@ def late_windows_chart(rows: Sequence[dict[str, Any]]) -> alt.Chart:
         alt.Chart(long)
         .mark_bar()
         .encode(
-            x=alt.X("window_start:T", title="window start"),
+            x=_time_x("window_start", "window start"),
             y=alt.Y("sum(records):Q", title="late records"),
             color=_LATE_COLOR,
-            tooltip=["window_start:T", "key:N", "late:N", "records:Q"],
+            tooltip=[_time_tip("window_start"), "key:N", "late:N", "records:Q"],
         )
         .properties(height=260)
     )
@@ -122,10 +145,10 @@ def late_time_chart(rows: Sequence[dict[str, Any]]) -> alt.Chart:
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
-            x=alt.X("recorded_at:T", title="recorded at"),
+            x=_time_x("recorded_at", "recorded at"),
             y=alt.Y("records:Q", title="late records per batch"),
             color=_LATE_COLOR,
-            tooltip=["batch_id:Q", "recorded_at:T", "late:N", "records:Q"],
+            tooltip=["batch_id:Q", _time_tip("recorded_at"), "late:N", "records:Q"],
         )
         .properties(height=260)
     )
@@ -137,9 +160,9 @@ def progress_chart(rows: Sequence[dict[str, Any]]) -> alt.Chart:
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
-            x=alt.X("recorded_at:T", title="recorded at"),
+            x=_time_x("recorded_at", "recorded at"),
             y=alt.Y("rows_per_second:Q", title="rows/s"),
-            tooltip=["batch_id:Q", "rows_per_second:Q", "input_rows:Q"],
+            tooltip=["batch_id:Q", _time_tip("recorded_at"), "rows_per_second:Q", "input_rows:Q"],
         )
         .properties(height=200)
     )

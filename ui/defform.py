@@ -401,5 +401,29 @@ def field_matches(error_field: str, path: str) -> bool:
     )
 
 
+_NEW_AGG = {"name": "", "fn": "sum", "of": ""}
+"""A row the "add aggregation" button appends (untouched until one of its fields changes)."""
+
+
+def touched_paths(model: Mapping[str, Any], initial: Mapping[str, Any]) -> set[str]:
+    """The field paths whose value differs from the form as it was loaded (``initial``)."""
+    touched = {k for k, v in model.items() if k != AGGS and v != initial.get(k)}
+    rows, before = list(model.get(AGGS) or []), list(initial.get(AGGS) or [])
+    for i, row in enumerate(rows):
+        base = before[i] if i < len(before) else _NEW_AGG
+        touched |= {f"{AGGS}[{i}].{f}" for f, v in row.items() if v != base.get(f, "")}
+    if len(rows) < len(before):
+        touched.add(AGGS)
+    return touched
+
+
+def error_shown(error_field: str, touched: set[str]) -> bool:
+    """Whether a new job's form shows an error yet: only once the user changed its field, a
+    field under it, or the field it is under -- a form nobody typed in shows no "must not be
+    empty" (an error of the whole document always shows)."""
+    return not error_field or any(
+        field_matches(error_field, t) or field_matches(t, error_field) for t in touched)
+
+
 def copy_model(model: Mapping[str, Any]) -> Model:
     return copy.deepcopy(dict(model))

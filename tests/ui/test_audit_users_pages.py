@@ -96,3 +96,15 @@ def test_users_page_is_admin_only(users: dict[str, str], role: str) -> None:
     at = app_as(role)
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page("views/users.py")
+
+
+def test_create_event_shows_the_definition_created(edited: str) -> None:
+    at = app_as("viewer", "views/audit.py")
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "actor" in d.value.columns)
+    create = table[table["action"] == "create"].iloc[0]
+    assert create["changes"] == "new definition"
+    assert "None of these events changed a definition." not in texts(at)
+    [expander] = [e for e in at.expander if "editor created team_scores v1" in e.label]
+    [code] = [c.value for c in expander.code]
+    assert "name: team_scores" in code and "size: 1m" in code and "size: 2m" not in code

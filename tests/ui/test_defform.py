@@ -92,3 +92,20 @@ def test_import_reports_fields_the_form_cannot_hold() -> None:
 ])
 def test_errors_land_under_the_right_widget(error_field: str, path: str, expected: bool) -> None:
     assert defform.field_matches(error_field, path) is expected
+
+
+def test_touched_paths_and_which_errors_show() -> None:
+    from ui.defform import AGGS, error_shown, new_model, touched_paths
+
+    initial = new_model()
+    model = new_model()
+    assert touched_paths(model, initial) == set()
+    model["window.size"] = "2m"
+    model[AGGS] = [*model[AGGS], {"name": "", "fn": "sum", "of": ""}]  # added, still empty
+    assert touched_paths(model, initial) == {"window.size"}
+    model[AGGS][1]["of"] = "score"
+    touched = touched_paths(model, initial)
+    assert touched == {"window.size", f"{AGGS}[1].of"}
+    assert error_shown("window.size", touched) and error_shown("window", touched)
+    assert error_shown(f"{AGGS}[1]", touched) and error_shown("", touched)
+    assert not error_shown("name", touched) and not error_shown("source.path", touched)

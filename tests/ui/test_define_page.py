@@ -235,3 +235,17 @@ def test_preview_of_pasted_lines_with_processing_time(cat: Catalog, users: dict[
     frame = next(d.value for d in at.dataframe if "v.total" in d.value.columns)
     assert list(frame["timing"]) == ["EARLY", "EARLY"]
     assert list(frame["v.total"]) == [3, 7] and list(frame["pane_index"]) == [0, 1]
+
+
+def test_a_new_form_shows_no_errors_before_anything_is_typed(users: dict[str, str]) -> None:
+    at = app_as("editor", DEFINE)
+    assert not at.exception
+    assert [e.value for e in at.error] == []
+    assert "must not be empty" not in " ".join(texts(at))
+    assert any("still needed: name, source.path, source.schema" in i.value for i in at.info)
+    assert button(at, "Create job").disabled
+    widget(at, "text_input", "Name").input("scores").run()
+    assert [e.value for e in at.error] == []  # the other fields are still untouched
+    widget(at, "text_input", "Name").input("").run()  # typed, then emptied: now it says so
+    assert any("must not be empty" in e.value for e in at.error), [e.value for e in at.error]
+

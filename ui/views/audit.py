@@ -2,7 +2,8 @@
 
 The catalog's audit log is append-only; this page only filters and renders it. The version
 comparison renders both versions as YAML in human units (durations as ``2m``) and diffs those,
-because a diff of canonical JSON in milliseconds is correct but hard to read.
+because a diff of canonical JSON in milliseconds is correct but hard to read. A ``create`` event
+has no diff (there was nothing before it): it shows the definition it created, in the same YAML.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import UTC, datetime, time
 import pandas as pd
 import streamlit as st
 
-from jobs.catalog import CatalogError
+from jobs.catalog import AuditEvent, CatalogError
 from ui import common, defform, fmt
 from ui.definitions import load_spec
 
@@ -56,19 +57,39 @@ if not events:
     else:
         common.empty_state()
 else:
+    def created(e: AuditEvent) -> bool:
+        return e.action == "create" and e.outcome == "ok" and bool(e.job) and e.version is not None
+
+    def changes(e: AuditEvent) -> str:
+        if created(e):
+            return "new definition"
+        return f"{len(e.diff)} field(s)" if e.diff else ""
+
     st.dataframe(
         pd.DataFrame(
             [{"at": fmt.when(e.at), "actor": e.actor, "action": e.action, "job": e.job or "",
               "version": e.version, "outcome": e.outcome, "message": e.message,
-              "changes": len(e.diff) if e.diff else 0} for e in events]
+              "changes": changes(e)} for e in events]
         ),
         hide_index=True, key="aud_table",
     )
     st.subheader("Changes")
-    with_diff = [e for e in events if e.diff]
+    with_diff = [e for e in events if e.diff or created(e)]
     if not with_diff:
         st.caption("None of these events changed a definition.")
     for e in with_diff[:50]:
+        if created(e):
+            with st.expander(f"{fmt.when(e.at)} — {e.actor} created {e.job} v{e.version}",
+                             expanded=False):
+                try:
+                    spec = cat.version(str(e.job), int(e.version or 1)).spec_json
+                    st.code(defform.to_yaml(defform.raw_from_definition(load_spec(spec))),
+                            language="yaml")
+                except CatalogError as exc:  # the job was deleted since
+                    st.caption(str(exc))
+                if e.message:
+                    st.caption(e.message)
+            continue
         title = (f"{fmt.when(e.at)} — {e.actor} {e.action} {e.job or ''}"
                  f"{f' v{e.version}' if e.version else ''}: {len(e.diff or [])} change(s)")
         with st.expander(title, expanded=False):

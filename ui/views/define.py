@@ -34,6 +34,7 @@ cat, user = common.page_setup("edit")
 st.title("Define / edit")
 
 NEW = "+ New job"
+INITIAL, TOUCHED = "def_initial_model", "def_touched"
 MODEL, GEN, LOADED, BASE = "def_model", "def_gen", "def_loaded", "def_base"
 CHOICE, PENDING, IMPORT_MSG = "def_job_choice", "def_pending_choice", "def_import_msg"
 SCALARS = [k for k in defform.new_model() if k != defform.AGGS]
@@ -61,8 +62,13 @@ def sync_from_widgets() -> None:
                 row[part] = st.session_state[k]
 
 
-def replace_model(model: dict[str, Any]) -> None:
+def replace_model(model: dict[str, Any], *, initial: bool = False) -> None:
+    """Put ``model`` in the form; ``initial``: it is the form as loaded, the reference for
+    which fields a user has touched (a new job shows errors only of touched fields)."""
     st.session_state[MODEL] = model
+    if initial:
+        st.session_state[INITIAL] = defform.copy_model(model)
+        st.session_state[TOUCHED] = set()
     st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
 
 
@@ -118,11 +124,11 @@ choice = st.selectbox("Job", options, key=CHOICE,
 
 if st.session_state.get(LOADED) != choice or MODEL not in st.session_state:
     if choice == NEW:
-        replace_model(defform.new_model())
+        replace_model(defform.new_model(), initial=True)
         st.session_state[BASE] = None
     else:
         latest = cat.version(choice)
-        replace_model(defform.form_from_definition(load_spec(latest.spec_json)))
+        replace_model(defform.form_from_definition(load_spec(latest.spec_json)), initial=True)
         st.session_state[BASE] = latest.number
     st.session_state[LOADED] = choice
 editing = choice != NEW
@@ -152,7 +158,13 @@ if editing:
 if not editing and raw["name"] in names:
     form_errors.append(("name", f"a job named {raw['name']!r} exists; pick it above to edit it"))
 result: Assessment = assess(raw, form_errors, active_defn)
-errors: list[FieldError] = result.errors
+# an existing job's errors all show; a new job's only once their fields were touched
+# (a field typed in and emptied again stays touched: its "must not be empty" shows)
+touched: set[str] = st.session_state.setdefault(TOUCHED, set())
+touched |= defform.touched_paths(model, st.session_state.get(INITIAL) or model)
+errors: list[FieldError] = [e for e in result.errors
+                            if editing or defform.error_shown(e[0], touched)]
+untouched: list[FieldError] = [e for e in result.errors if e not in errors]
 shown: set[int] = set()
 
 
@@ -418,6 +430,9 @@ if errors:
     st.error(f"{len(errors)} problem(s) to fix before saving.")
     for path, message in leftover:
         st.error(f"{path}: {message}" if path else message)
+elif untouched:
+    st.info("Fill in the form to create the job; still needed: "
+            + ", ".join(sorted({p for p, _ in untouched if p})) + ".")
 else:
     st.success(f"Valid. State store: `{result.store}`")
     if result.kind == "new_job":
@@ -500,3 +515,5 @@ if st.button(label, key="def_save", type="primary", disabled=not can_save):
             st.rerun()
 if errors:
     st.caption("Fix the problems above to save.")
+elif untouched:
+    st.caption("Fill in the fields above to save.")
