@@ -5,14 +5,17 @@ and aggregation inputs as the Spark job. So the sqlglot tree of an expression is
 into nested closures (one per node), and calling the result on a record walks no tree and parses
 no text. A bare column name (the common case) compiles to a single ``dict.get``.
 
-Semantics follow Spark 4 with its defaults (ANSI mode on, session time zone UTC):
+Semantics follow Spark 4 as the platform's sessions run it: ANSI mode **off**
+(``spark.sql.ansi.enabled=false``, :data:`SPARK_ANSI`) and session time zone UTC:
 
 * null in, null out, for every operator and function, except the null-aware ones
   (``coalesce``, ``IS NULL``, ``<=>``, ``AND``/``OR`` three-valued logic, ``CASE``, ``if``,
   ``concat_ws`` is not offered);
-* a value that cannot be converted (``CAST('x' AS INT)``), a division by zero or an integer
-  overflow raises :class:`ExpressionError` (Spark raises too; ``try_cast`` gives null instead);
-  ``tidemark replay`` turns that into a dead letter for the record;
+* with ANSI off (the default), a value that cannot be converted (``CAST('x' AS INT)``) or a
+  division by zero gives null and an integer overflow wraps around, as in the Spark job; a key
+  or event time that is null makes the record a dead letter. Compiled with ``ansi=True`` they
+  raise :class:`ExpressionError` instead, as Spark does in ANSI mode (``try_cast`` gives null
+  in both modes);
 * ``/`` always gives a double, ``div`` an integer truncated toward zero, ``%`` takes the sign
   of the dividend (Java), ``round`` rounds half up;
 * timestamps are UTC-aware ``datetime`` values. A record field used where a timestamp is needed

@@ -36,7 +36,7 @@ def test_the_jvm_runs_the_throughput_collector(spark: Any) -> None:
 def test_python_workers_import_from_compiled_bytecode(spark: Any) -> None:
     """``make install`` compiles the dependencies' and tidemark's bytecode once: on a machine
     with ``PYTHONDONTWRITEBYTECODE`` (ours) every Python worker would otherwise compile
-    pandas, NumPy and sqlglot from source when it starts (docs/performance.md, session 14)."""
+    pandas, NumPy and sqlglot from source when it starts (docs/performance.md, the engine path's limits)."""
 
     def uncompiled(_: Any) -> list[str]:
         """In the worker: the modules an engine task imports that it had to compile."""
