@@ -1,7 +1,7 @@
 """A deliberately naive, record-at-a-time reading of the spec for ``emit: final`` on fixed and
 global windows, used to check the vectorized engine before (and besides) the general engine.
 
-Straight from shared/spec/windowing.md: one watermark (global or per key) that is max event
+Straight from docs/semantics.md: one watermark (global or per key) that is max event
 time minus delay and never goes back; records of one ingest call judged against the watermark
 before the call; a window expires at ``end + allowed_lateness`` and then emits its single
 ON_TIME, ``is_last`` pane; late (record, window) pairs go to the late output. Aggregates are

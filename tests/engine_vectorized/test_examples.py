@@ -1,5 +1,5 @@
 """Hand-computed examples for the vectorized engine (each expectation worked out from
-shared/spec/windowing.md in the comments), plus which definitions qualify."""
+docs/semantics.md in the comments), plus which definitions qualify."""
 
 from __future__ import annotations
 

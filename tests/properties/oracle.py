@@ -1,4 +1,4 @@
-"""A brute-force oracle for the FINAL content of every window (shared/spec/windowing.md).
+"""A brute-force oracle for the FINAL content of every window (docs/semantics.md).
 
 Why this exists: the engine is incremental (windows created, merged, fired, expired one record
 at a time) and therefore hard to get right. This module computes the same answer the slow,

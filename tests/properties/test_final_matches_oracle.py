@@ -1,6 +1,6 @@
 """With nothing expired, the final panes are the oracle's windows, whatever the arrival order.
 
-Spec (shared/spec/windowing.md): windows are defined by event time alone, so once every record
+Spec (docs/semantics.md): windows are defined by event time alone, so once every record
 is in (an infinite watermark delay, or one arrival instant, then end of input) the `emit: final`
 pane of every window must hold exactly the records the window definition assigns to it —
 independent of the order the records arrived in and of how arrivals were grouped into instants.

@@ -1,4 +1,4 @@
-"""The oracle itself, checked on tiny cases computed by hand from shared/spec/windowing.md.
+"""The oracle itself, checked on tiny cases computed by hand from docs/semantics.md.
 
 The property tests trust the oracle, so the oracle gets its own hand-derived checks first.
 """

@@ -1,6 +1,6 @@
 """The native path end to end on real Spark: panes, dead letters, late records, bookkeeping.
 
-Expected values are worked out by hand from shared/spec/windowing.md (see comments)."""
+Expected values are worked out by hand from docs/semantics.md (see comments)."""
 
 from __future__ import annotations
 
