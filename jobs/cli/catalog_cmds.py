@@ -51,13 +51,15 @@ def register(subparsers: Any) -> None:
 def _register_db(subparsers: Any, common: argparse.ArgumentParser) -> None:
     db = subparsers.add_parser("db", help="catalog schema (Alembic revisions)")
     sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
-    up = sub.add_parser("upgrade", parents=[common], help="migrate the catalog to a revision")
+    up = sub.add_parser("upgrade", parents=[common],
+                        help="upgrade the catalog schema to a revision (Alembic)")
     up.add_argument("revision", nargs="?", default="head")
     up.set_defaults(func=_db_upgrade)
-    down = sub.add_parser("downgrade", parents=[common], help="migrate the catalog down")
+    down = sub.add_parser("downgrade", parents=[common],
+                          help="downgrade the catalog schema (Alembic)")
     down.add_argument("revision", help="target revision, e.g. 0001, -1 or base")
     down.set_defaults(func=_db_downgrade)
-    cur = sub.add_parser("current", parents=[common], help="print the current revision")
+    cur = sub.add_parser("current", parents=[common], help="print the current schema revision")
     cur.add_argument("--json", action="store_true", help="machine-readable output")
     cur.set_defaults(func=_db_current)
     chk = sub.add_parser("check", parents=[common],
