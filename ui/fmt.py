@@ -12,6 +12,7 @@ from typing import Any
 
 from jobs.definition.durations import format_duration
 from jobs.definition.model import INFINITE
+from jobs.engine.records import key_json
 from jobs.timeutil import ms_to_iso
 
 NONE = "—"
@@ -50,8 +51,9 @@ def lag(ms: int | None) -> str:
 
 
 def key(value: Any) -> str:
-    """A window key as JSON text, so ``None`` (the global key), ``"1"`` and ``1`` stay apart."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    """A window key as JSON text, so ``None`` (the global key), ``"1"`` and ``1`` stay apart:
+    the one key text (:func:`jobs.engine.records.key_json`) the job and the catalog use."""
+    return key_json(value)
 
 
 def compact_json(value: Any) -> str:

@@ -33,3 +33,11 @@ def test_instants_and_lags() -> None:
     assert fmt.lag(125_400) == "2m5s"  # above a minute, milliseconds are noise
     assert fmt.lag(1_500) == "1s500ms"
     assert fmt.size(2048) == "2.0 KiB"
+
+
+def test_a_key_reads_as_the_job_writes_it() -> None:
+    from jobs.engine.records import key_json
+
+    for k in ("Zürich", "\x1f", None, 1, 1.0, True, "1"):
+        assert fmt.key(k) == key_json(k)
+    assert fmt.key("Zürich") == '"Zürich"' and fmt.key("\x1f") == '"\\u001F"'
