@@ -30,6 +30,7 @@ except CatalogError as exc:
     raise
 
 auth.resolve_session(cat)
+auth.single_sign_on(cat)
 
 
 def sign_in_page() -> None:

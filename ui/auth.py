@@ -24,7 +24,7 @@ import streamlit as st
 
 from jobs.catalog import Catalog, CatalogError
 from jobs.catalog.records import Action, Role
-from ui import session_routes, web_session
+from ui import session_routes, sso, web_session
 
 T = TypeVar("T")
 
@@ -212,15 +212,30 @@ def perform(
     return result
 
 
+_QUERY_NOTICES = {
+    "stale": "The sign-in took too long to complete; please sign in again.",
+    "sso_refused": "Single sign-on was refused: your account at the identity provider has no "
+                   "tidemark role (or is disabled here). Ask an administrator.",
+}
+
+
+def sso_settings() -> sso.SsoSettings | None:
+    return sso.SsoSettings.from_env()
+
+
 def login_form(cat: Catalog, hint: str | None = None) -> None:
     """The sign-in form (the only thing an anonymous visitor sees)."""
     st.title("tidemark")
     st.caption("Windowed stream aggregations on Apache Spark")
-    notice = st.session_state.pop(NOTICE_KEY, None)
+    notice = st.session_state.pop(NOTICE_KEY, None) or _QUERY_NOTICES.get(
+        str(st.query_params.get("signin", "")))
     if notice:
         st.warning(notice)
     if hint:
         st.info(hint)
+    settings = sso_settings()
+    if settings is not None and st.button(settings.label, key="sso_sign_in"):
+        st.login()
     with st.form("login", enter_to_submit=False):
         name = st.text_input("User name", key="login_name")
         password = st.text_input("Password", type="password", key="login_password")
@@ -265,3 +280,44 @@ def refusal_message(reason: str, retry_after_ms: int) -> str:
     if retry_after_ms:
         message += f" Wait {wait} before the next attempt."
     return message
+
+
+def single_sign_on(cat: Catalog) -> None:
+    """A visitor the identity provider signed in (``st.user``) and who has no web session yet:
+    map the claims to a user and role, audit, and start the web session as for a password."""
+    settings = sso_settings()
+    if settings is None or current_user() is not None or not _idp_signed_in():
+        return
+    if st.session_state.get(SSO_REFUSED_KEY):
+        return
+    client = client_address()
+    who = sso.identity(st.user.to_dict(), settings)
+    problem = who.problem
+    if who.name is not None and who.role is not None:
+        try:
+            record = cat.ensure_sso_user(who.name, who.role, "oidc")
+        except CatalogError as exc:
+            problem = str(exc)
+        else:
+            if not record.disabled:
+                cat.record_sign_in(record.name, client, "oidc", "ok")
+                complete_sign_in(record.name, record.role, "oidc", client)
+                return
+            problem = "the user is disabled"
+    cat.record_sign_in(who.name or "(not a user name)", client, "oidc",
+                       "no_role" if who.role is None else "disabled", detail=problem)
+    st.session_state[SSO_REFUSED_KEY] = True
+    if web_session.routes_served():
+        _redirect(f"{session_routes.END_PATH}?signin=sso_refused")
+    else:
+        st.session_state[NOTICE_KEY] = _QUERY_NOTICES["sso_refused"]
+
+
+SSO_REFUSED_KEY = "tm_sso_refused"
+
+
+def _idp_signed_in() -> bool:
+    try:
+        return bool(st.user.is_logged_in)
+    except Exception:  # st.user outside a Streamlit run
+        return False

@@ -17,9 +17,15 @@ if str(_ROOT) not in sys.path:  # `streamlit run ui/serve.py` imports this file 
 
 import streamlit as st  # noqa: E402
 
-from ui import session_routes, web_session  # noqa: E402
+from ui import session_routes, sso, web_session  # noqa: E402
 
 web_session.mark_routes_served()
-web_session.store()  # a bad session setting fails the start, not the first sign-in
+_store = web_session.store()  # a bad session setting fails the start, not the first sign-in
+_sso = sso.SsoSettings.from_env()
+# Single sign-on, when configured: Streamlit's st.login reads its provider from the secrets;
+# its own identity cookie is signed with a key derived from the session secret.
+_secrets = None if _sso is None else _sso.streamlit_auth_secrets(
+    web_session.derived_key(_store.settings.secret, "streamlit-auth-cookie"))
 
-app = st.App(Path(__file__).with_name("app.py"), routes=session_routes.routes())
+app = st.App(Path(__file__).with_name("app.py"), routes=session_routes.routes(),
+             secrets=_secrets)

@@ -11,7 +11,11 @@ its own ``st.login`` sets its identity cookie from its ``/oauth2callback`` route
   ``Path=/``, ``Secure`` when configured, and a ``Max-Age`` a minute longer than the absolute
   session lifetime (the server, not the browser, decides that a session expired, so it can say so).
 - ``GET /api/session/end`` deletes the cookie (the page script has already ended the session
-  on the server) and, after a single sign-on, Streamlit's own identity cookies too.
+  on the server).
+
+Both also delete Streamlit's own identity cookies left by a single sign-on (``st.login``): from
+then on the web session alone says who is signed in, so its expiry and sign-out hold for SSO
+users too (signing in again goes back through the identity provider).
 
 Both answer ``Cache-Control: no-store`` and redirect (303) back into the app.
 """
@@ -42,12 +46,23 @@ def _redirect(to: str) -> RedirectResponse:
     return response
 
 
+NOTICES = frozenset({"stale", "sso_refused"})
+"""``?signin=<code>`` values the sign-in page explains."""
+
+
+def _clear_streamlit_auth(request: Request, response: Response) -> None:
+    for name in _STREAMLIT_AUTH_COOKIES:
+        if any(c == name or c.startswith(name + "__") for c in request.cookies):
+            response.delete_cookie(name, path="/")
+
+
 async def start(request: Request) -> Response:
     store = web_session.store()
     cookie = store.redeem(request.query_params.get("ticket", ""))
     if cookie is None:
         return _redirect("/?signin=stale")
     response = _redirect(_safe_next(request.query_params.get("next")))
+    _clear_streamlit_auth(request, response)
     response.set_cookie(
         web_session.COOKIE_NAME, cookie, max_age=store.settings.max_ms // 1000 + 60, path="/",
         httponly=True, samesite="strict", secure=store.settings.secure_cookie,
@@ -57,11 +72,10 @@ async def start(request: Request) -> Response:
 
 async def end(request: Request) -> Response:
     web_session.store().end(request.cookies.get(web_session.COOKIE_NAME))
-    response = _redirect("/")
+    notice = request.query_params.get("signin", "")
+    response = _redirect(f"/?signin={notice}" if notice in NOTICES else "/")
     response.delete_cookie(web_session.COOKIE_NAME, path="/", httponly=True, samesite="strict")
-    for name in _STREAMLIT_AUTH_COOKIES:
-        if any(c == name or c.startswith(name + "__") for c in request.cookies):
-            response.delete_cookie(name, path="/")
+    _clear_streamlit_auth(request, response)
     return response
 
 

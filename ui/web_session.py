@@ -87,6 +87,12 @@ def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
+def derived_key(secret: bytes, purpose: str) -> str:
+    """A key for another purpose (hex), so one configured secret serves several signers
+    without any of them learning the others' keys."""
+    return hmac.new(secret, f"tidemark|{purpose}".encode(), hashlib.sha256).hexdigest()
+
+
 def sign(secret: bytes, session_id: str) -> str:
     """The cookie value for ``session_id``: ``<id>.<HMAC-SHA256 over name and id>``."""
     mac = hmac.new(secret, f"{COOKIE_NAME}|{session_id}".encode(), hashlib.sha256).digest()

@@ -125,7 +125,7 @@ def throttle(failures_ms: Sequence[int], now_ms: int, policy: SignInPolicy) -> T
     return Throttle(locked, until) if until > now_ms else None
 
 
-SignInReason = Literal["ok", "wrong", "disabled", "throttled", "locked"]
+SignInReason = Literal["ok", "wrong", "disabled", "throttled", "locked", "no_role"]
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from jobs.catalog.records import Action, Role, User
 
 USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$")
 FIRST_RUN_ACTOR = "system:first-run"
+SSO_HASH_PREFIX = "sso$"
+"""Password-hash column of a single sign-on user: ``sso$<provider>`` (matches no password)."""
 
 
 @functools.cache
@@ -251,6 +253,43 @@ class UserOps(CatalogBase):
         return auth.SignInResult(None, "locked" if after.locked else reason,
                                  after.wait_ms(self.clock.now_ms()))
 
+    def ensure_sso_user(self, name: str, role: Role, provider: str) -> User:
+        """The catalog user behind a single sign-on identity, created or given the role the
+        identity provider's claims map to (both audited, actor ``sso:<provider>``).
+
+        Such users carry no password (their hash is the marker ``sso$<provider>``, which no
+        password matches), so they can only come in through the provider. A *local* account of
+        the same name is refused (``state``): an identity provider must not take it over."""
+        _check_role(role)
+        actor = f"sso:{provider}"
+        marker = f"{SSO_HASH_PREFIX}{provider}"
+        with self._write() as session:
+            row = session.scalars(select(UserRow).where(UserRow.name == name)).one_or_none()
+            if row is None:
+                if not USER_NAME.match(name):
+                    raise CatalogError(f"name: {name!r} is not a valid user name", code="invalid")
+                now = self._now()
+                row = UserRow(name=name, role=role, password_hash=marker, created_at=now,
+                              updated_at=now, disabled=False)
+                session.add(row)
+                session.flush()
+                self._audit(session, actor, "user_add",
+                            message=f"added single sign-on user {name!r} ({role})",
+                            data={"user": name, "role": role, "sso": provider})
+            elif not row.password_hash.startswith(SSO_HASH_PREFIX):
+                raise CatalogError(
+                    f"user {name!r} is a local account; single sign-on may not use it",
+                    code="state")
+            elif row.role != role and not row.disabled:
+                previous = row.role
+                self._keep_an_admin(session, row, demoting=previous == "admin")
+                row.role = role
+                row.updated_at = self._now()
+                self._audit(session, actor, "user_update",
+                            message=f"{name!r}: role {previous} -> {role} (from the identity provider)",
+                            data={"user": name, "field": "role", "old": previous, "new": role})
+            return convert.user(row)
+
     def record_sign_in(self, name: str, client: str, method: str, reason: auth.SignInReason,
                        *, detail: str = "") -> None:
         """Audit a sign-in decided elsewhere (single sign-on: the identity provider checked the
@@ -273,6 +312,7 @@ class UserOps(CatalogBase):
             "ok": "signed in", "wrong": "refused: unknown user or wrong password",
             "disabled": "refused: user is disabled", "throttled": "refused: backing off",
             "locked": "refused: locked out",
+            "no_role": "refused: no tidemark role from the identity provider",
         }
         message = f"{actor} {words[reason]} ({method}, from {client})"
         if detail:

@@ -5,6 +5,11 @@ cookie put back) does not restore the session; idle and absolute expiry send the
 the sign-in form with a reason; a cookie signed with another secret or altered is refused; ten
 wrong passwords lock the name and the address out, with audit rows; Streamlit's developer
 toolbar is not offered.
+
+Single sign-on runs against a real OpenID Connect provider, ``oidc-provider-mock`` (discovery,
+authorization code flow, signed ID tokens), started on a free port by the test: a user whose
+``groups`` claim maps to operator lands in tidemark as that operator with a tidemark session,
+and one of an unmapped group is refused with a message and an audit row.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from oidc_provider_mock import User, run_server_in_thread
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from jobs.catalog import Catalog
@@ -34,14 +40,16 @@ SECRET = "tidemark-test-secret-0123456789abcdef"
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian chromium is not installed (make system-deps)", allow_module_level=True)
 
+expect.set_options(timeout=TIMEOUT_MS)  # page loads include a Streamlit rerun on 2 busy cores
+
 
 @pytest.fixture
 def serve(users: dict[str, str], catalog_url: str, tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Start the UI (``ui/serve.py``) on a free 127.0.0.1 port with extra environment."""
     procs: list[subprocess.Popen[bytes]] = []
 
-    def start(**env_extra: str) -> str:
-        port = free_port()
+    def start(port: int | None = None, **env_extra: str) -> str:
+        port = port or free_port()
         env = dict(os.environ, TIDEMARK_DB_URL=catalog_url, TIDEMARK_HOME=str(tmp_path / "home"),
                    TIDEMARK_UI_SESSION_SECRET=SECRET, **env_extra)
         log_path = tmp_path / f"streamlit-{port}.log"
@@ -260,4 +268,73 @@ def test_ten_wrong_passwords_lock_out(serve: Callable[..., str], browser: Browse
     assert all(r.data["client"] == "local" for r in rows)
     assert "xyzzy" not in repr([(r.message, r.data) for r in rows])
     assert PASSWORD not in repr([(r.message, r.data) for r in rows])
+    context.close()
+
+
+ALICE = "alice@example.com"
+MALLORY = "mallory@example.com"
+
+
+@pytest.fixture
+def provider() -> Iterator[str]:
+    users = [User(sub=ALICE, claims={"email": ALICE, "groups": ["staff", "tm-operators"]}),
+             User(sub=MALLORY, claims={"email": MALLORY, "groups": ["staff"]})]
+    with run_server_in_thread(port=free_port(), user_claims=users) as server:
+        yield f"http://localhost:{server.server_port}"
+
+
+def sso_env(provider: str, port: int) -> dict[str, str]:
+    return {
+        "TIDEMARK_UI_OIDC_METADATA_URL": f"{provider}/.well-known/openid-configuration",
+        "TIDEMARK_UI_OIDC_CLIENT_ID": "tidemark-ui",
+        "TIDEMARK_UI_OIDC_CLIENT_SECRET": "client-secret-for-the-test",
+        "TIDEMARK_UI_OIDC_REDIRECT_URI": f"http://127.0.0.1:{port}/oauth2callback",
+        "TIDEMARK_UI_SSO_ROLES": "tm-admins=admin,tm-operators=operator,tm-viewers=viewer",
+    }
+
+
+def test_sso_maps_groups_to_roles(serve: Callable[..., str], browser: Browser, provider: str,
+                                  cat: Catalog) -> None:
+    port = free_port()
+    url = serve(port=port, **sso_env(provider, port))
+
+    context = browser.new_context()
+    page = new_page(context)
+    page.goto(url)
+    page.get_by_role("button", name="Sign in with single sign-on").click()
+    page.locator('input[name="sub"]').first.fill(ALICE)  # the provider's own sign-in form
+    page.get_by_role("button", name="Authorize").click()
+    expect_signed_in(page, ALICE)
+    expect(page.get_by_text(f"Signed in as {ALICE} (operator)")).to_be_visible()
+    session_cookie(context)  # the tidemark session took over ...
+    assert not [c for c in context.cookies() if c["name"].startswith("_streamlit_user")]
+    page.reload()  # ... so a reload keeps the user
+    expect_signed_in(page, ALICE)
+    assert cat.user(ALICE).role == "operator"
+    assert cat.can(ALICE, "operate") and not cat.can(ALICE, "admin")
+    (row,) = cat.audit(action="sign_in", actor=ALICE)
+    assert row.outcome == "ok" and row.data["method"] == "oidc"
+    (added,) = cat.audit(action="user_add", actor="sso:oidc")
+    assert added.actor == "sso:oidc" and added.data["role"] == "operator"
+    # SSO users have no password: the local form cannot sign them in
+    assert cat.authenticate(ALICE, "") is None
+    # sign-out ends the session like a password one
+    page.get_by_role("button", name="Sign out").click()
+    expect_sign_in_form(page)
+    assert not [c for c in context.cookies() if c["name"] == web_session.COOKIE_NAME]
+    context.close()
+
+    context = browser.new_context()
+    page = new_page(context)
+    page.goto(url)
+    page.get_by_role("button", name="Sign in with single sign-on").click()
+    page.locator('input[name="sub"]').first.fill(MALLORY)
+    page.get_by_role("button", name="Authorize").click()
+    expect(page.get_by_text("Single sign-on was refused")).to_be_visible(timeout=TIMEOUT_MS)
+    expect_sign_in_form(page)
+    (refused,) = cat.audit(action="sign_in", actor=MALLORY)
+    assert refused.outcome == "refused" and refused.data["reason"] == "no_role"
+    assert "no group in claim 'groups'" in refused.message
+    with pytest.raises(Exception, match="not found"):
+        cat.user(MALLORY)
     context.close()
