@@ -206,6 +206,27 @@ def test_forged_and_foreign_cookies_are_refused(serve: Callable[..., str], brows
     context.close()
 
 
+def test_disabled_user_and_changed_role_take_effect_at_the_next_click(
+        serve: Callable[..., str], browser: Browser, cat: Catalog) -> None:
+    url = serve()
+    context = browser.new_context()
+    page = new_page(context)
+    page.goto(url)
+    sign_in(page, "editor")
+    expect_signed_in(page, "editor")
+    expect(page.get_by_role("link", name="Define / edit")).to_have_count(1)
+    cat.set_role("editor", "viewer", "admin")
+    page.get_by_role("link", name="Windows").first.click()
+    expect(page.get_by_text("Signed in as editor (viewer)")).to_be_visible()
+    expect(page.get_by_role("link", name="Define / edit")).to_have_count(0)
+    cat.set_disabled("editor", True, "admin")
+    page.get_by_role("link", name="Jobs").first.click()
+    expect_sign_in_form(page)
+    page.reload()  # the cookie no longer names a session
+    expect_sign_in_form(page)
+    context.close()
+
+
 def test_idle_expiry(serve: Callable[..., str], browser: Browser, cat: Catalog) -> None:
     url = serve(TIDEMARK_UI_SESSION_IDLE="4s")
     context = browser.new_context()
