@@ -35,6 +35,7 @@ from jobs.timeutil import Clock, SystemClock
 
 COOKIE_NAME = "tidemark_session"
 TICKET_TTL_MS = 60_000
+_DAY_MS = 86_400_000
 MIN_SECRET_LENGTH = 32
 DEFAULT_IDLE = "2h"
 DEFAULT_MAX = "12h"
@@ -198,9 +199,11 @@ class SessionStore:
     def _drop_stale(self, now: int) -> None:
         for ticket in [t for t, (_, until) in self._tickets.items() if until <= now]:
             del self._tickets[ticket]
+        # sessions expired for a day: nobody is going to come back and be told why
         s = self.settings
         for sid in [i for i, x in self._sessions.items()
-                    if now - x.created_ms >= s.max_ms or now - x.last_seen_ms >= s.idle_ms]:
+                    if now - x.created_ms >= s.max_ms + _DAY_MS
+                    or now - x.last_seen_ms >= s.idle_ms + _DAY_MS]:
             del self._sessions[sid]
 
 
