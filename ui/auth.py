@@ -73,6 +73,7 @@ def sign_out(cat: Catalog | None = None) -> None:
     if ended is not None and cat is not None and user is not None:
         cat.record_sign_out(user.name, client_address(), "signed out")
     _redirect(session_routes.END_PATH)
+    st.stop()  # not st.rerun(): a rerun clears the queued redirect before it is sent
 
 
 def client_address() -> str:
@@ -96,7 +97,8 @@ def _cookie() -> str | None:
 def _redirect(url: str) -> None:
     """Send the browser to ``url`` (a full page load). Streamlit has no public call for this;
     ``st.login`` and ``st.logout`` do it with this same message, which the front end answers
-    with ``window.location.href = url``."""
+    with ``window.location.href = url``. The run must then end normally (``st.stop``), never
+    with ``st.rerun``, which drops queued messages of this kind."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 

@@ -106,7 +106,7 @@ def new_page(context: BrowserContext) -> Page:
 def sign_in(page: Page, user: str, password: str = PASSWORD) -> None:
     page.get_by_label("User name", exact=True).fill(user)
     page.get_by_label("Password", exact=True).fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
 
 
 def expect_signed_in(page: Page, user: str) -> None:
@@ -115,7 +115,7 @@ def expect_signed_in(page: Page, user: str) -> None:
 
 
 def expect_sign_in_form(page: Page) -> None:
-    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
     expect(page.get_by_role("heading", name="Jobs")).to_have_count(0)
 
 
@@ -123,6 +123,19 @@ def session_cookie(context: BrowserContext) -> dict[str, Any]:
     found = [c for c in context.cookies() if c["name"] == web_session.COOKIE_NAME]
     assert len(found) == 1, context.cookies()
     return dict(found[0])
+
+
+def sign_out(page: Page, context: BrowserContext) -> None:
+    """Click Sign out and wait until the browser went through the end route (the sign-in form
+    can show a moment earlier, from the rerun that ended the session)."""
+    page.get_by_role("button", name="Sign out").click()
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while [c for c in context.cookies() if c["name"] == web_session.COOKIE_NAME]:
+        assert time.monotonic() < deadline, ("the session cookie was not deleted", page.url,
+                                             context.cookies())
+        page.wait_for_timeout(200)
+    page.wait_for_load_state()
+    expect_sign_in_form(page)
 
 
 def with_value(cookie: dict[str, Any], value: str) -> Any:
@@ -159,9 +172,7 @@ def test_reload_second_tab_sign_out_and_back(serve: Callable[..., str], browser:
     second.close()
 
     settle(page)
-    page.get_by_role("button", name="Sign out").click()
-    expect_sign_in_form(page)
-    assert not [c for c in context.cookies() if c["name"] == web_session.COOKIE_NAME]
+    sign_out(page, context)
     page.go_back()
     page.wait_for_load_state()
     expect_sign_in_form(page)
@@ -339,10 +350,7 @@ def test_sso_maps_groups_to_roles(serve: Callable[..., str], browser: Browser, p
     assert added.actor == "sso:oidc" and added.data["role"] == "operator"
     # SSO users have no password: the local form cannot sign them in
     assert cat.authenticate(ALICE, "") is None
-    # sign-out ends the session like a password one
-    page.get_by_role("button", name="Sign out").click()
-    expect_sign_in_form(page)
-    assert not [c for c in context.cookies() if c["name"] == web_session.COOKIE_NAME]
+    sign_out(page, context)  # ends the session like a password one
     context.close()
 
     context = browser.new_context()
