@@ -1,6 +1,6 @@
-"""tidemark UI entry point: ``streamlit run ui/app.py --server.address 127.0.0.1``.
+"""tidemark UI page script, served by ``streamlit run ui/serve.py --server.address 127.0.0.1``.
 
-Signs the visitor in, then builds the navigation from the pages their role may use (a viewer
+Signs the visitor in (or recognises their session cookie, ``ui/auth.py``), then builds the navigation from the pages their role may use (a viewer
 never sees Define / edit or Users), and offers the auto-refresh setting that the live pages'
 fragments follow.
 """
@@ -30,6 +30,10 @@ except CatalogError as exc:
     st.error(f"The catalog cannot be opened: {exc}.{hint}")
     st.stop()
     raise
+
+auth.resolve_session(cat)
+auth.single_sign_on(cat)
+
 
 def sign_in_page() -> None:
     """The only page an anonymous visitor gets (a navigation of one hidden page, so no other
@@ -63,7 +67,7 @@ try:
 except CatalogError:
     record = None
 if record is None or record.disabled:
-    auth.sign_out()
+    auth.sign_out(cat)
     st.rerun()
 assert record is not None
 if record.role != user.role:
@@ -100,6 +104,8 @@ with st.sidebar:
         key=common.REFRESH_KEY,
         help="How often job status, windows, late data and migrations refresh themselves.",
     )
-    st.button("Sign out", key="sign_out", on_click=auth.sign_out)
+    if st.button("Sign out", key="sign_out"):
+        auth.sign_out(cat)
+        st.rerun()
 
 nav.run()

@@ -124,7 +124,7 @@ def spawn(name: str, argv: list[str], log: Path, env: dict[str, str]) -> Child:
 
 
 def start_ui(settings: Settings, port: int, env: dict[str, str]) -> Child:
-    argv = [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "app.py"),
+    argv = [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "serve.py"),
             "--server.address", "127.0.0.1", "--server.port", str(port),
             "--server.headless", "true", "--browser.gatherUsageStats", "false",
             "--client.toolbarMode", "minimal"]
