@@ -410,8 +410,11 @@ def _build(raw: Mapping[str, Any]) -> tuple[Definition | None, list[FieldError]]
         c.add("description", f"must be text, got {_kind(description)}")
 
     source, schema = _source(c, raw)
-    key = _expression(c, "key", raw.get("key"), schema)
-    event_time = _event_time(c, raw.get("event_time"), schema)
+    # a source without a declared schema (parquet) runs on the schema Spark infers, where a
+    # name that is no column may be read as a function: such names are refused (sql.py)
+    inferred = raw.get("source") is not None and schema is None
+    key = _expression(c, "key", raw.get("key"), schema, inferred)
+    event_time = _event_time(c, raw.get("event_time"), schema, inferred)
     watermark = _watermark(c, raw)
     window = _window(c, raw)
     allowed_lateness = _duration(
@@ -425,7 +428,7 @@ def _build(raw: Mapping[str, Any]) -> tuple[Definition | None, list[FieldError]]
         c, "accumulation", raw.get("accumulation"),
         ("discarding", "accumulating", "retracting"), "accumulating",
     )
-    aggregations = _aggregations(c, raw.get("aggregations"), schema)
+    aggregations = _aggregations(c, raw.get("aggregations"), schema, inferred)
     sink = _sink(c, raw)
 
     if event_time == PROCESSING:
@@ -547,24 +550,26 @@ def _options(c: _Collector, value: Any) -> tuple[tuple[str, str], ...] | None:
     return tuple(sorted(pairs)) if ok else None
 
 
-def _expression(c: _Collector, field: str, value: Any, schema: Schema | None) -> str | None:
+def _expression(
+    c: _Collector, field: str, value: Any, schema: Schema | None, inferred: bool = False
+) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
         c.add(field, f"must be an SQL expression (text), got {_kind(value)}")
         return None
-    problems = check_expression(value, field, schema)
+    problems = check_expression(value, field, schema, inferred_schema=inferred)
     for problem in problems:
         c.add(*problem)
     return None if problems else value.strip()
 
 
-def _event_time(c: _Collector, value: Any, schema: Schema | None) -> str | None:
+def _event_time(c: _Collector, value: Any, schema: Schema | None, inferred: bool) -> str | None:
     if value is None:
         return PROCESSING
     if isinstance(value, str) and value.strip() == PROCESSING:
         return PROCESSING
-    return _expression(c, "event_time", value, schema)
+    return _expression(c, "event_time", value, schema, inferred)
 
 
 def _watermark(c: _Collector, raw: Mapping[str, Any]) -> Watermark | None:
@@ -754,7 +759,7 @@ def _late(c: _Collector, value: Any) -> LateTrigger | None | bool:
 
 
 def _aggregations(
-    c: _Collector, value: Any, schema: Schema | None
+    c: _Collector, value: Any, schema: Schema | None, inferred: bool
 ) -> tuple[Aggregation, ...] | None:
     if value is None:
         c.add("aggregations", "is required: at least one, e.g. [{name: n, fn: count}]")
@@ -807,7 +812,7 @@ def _aggregations(
                                       "aggregate)")
                 of_ok = False
         else:
-            of_text = _expression(c, f"{prefix}.of", of, schema)
+            of_text = _expression(c, f"{prefix}.of", of, schema, inferred)
             of_ok = of_text is not None
         if name is None or fn is None or not of_ok:
             ok = False

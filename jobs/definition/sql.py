@@ -242,16 +242,22 @@ def column_path(column: exp.Column) -> list[str]:
 
 
 def check_expression(
-    sql: object, field: str, schema: Schema | None = None
+    sql: object, field: str, schema: Schema | None = None, *, inferred_schema: bool = False
 ) -> list[FieldError]:
-    """Every problem of one expression: syntax, allow-list and (given a schema) columns."""
+    """Every problem of one expression: syntax, allow-list and (given a schema) columns.
+
+    ``inferred_schema``: the source declares no schema (Spark infers it, as for parquet), so a
+    name in :data:`NAMES_SPARK_CALLS` is refused (it could resolve to a function)."""
     tree = _parse(sql, field) if isinstance(sql, str) else _parse_uncached(sql, field)  # type: ignore[arg-type]
     if isinstance(tree, list):
         return tree
     errors: list[FieldError] = []
     for column in tree.find_all(exp.Column):
         path = column_path(column)
-        problem = _undeclared_call(path[0]) if schema is None else _check_path(path, schema)
+        if schema is not None:
+            problem = _check_path(path, schema)
+        else:
+            problem = _undeclared_call(path[0]) if inferred_schema else None
         if problem and (field, problem) not in errors:
             errors.append((field, problem))
     return errors
