@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
-from jobs.definition.sql import spark_sql
+from jobs.definition.sql import referenced_columns, spark_sql
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.schema import CORRUPT_COLUMN
 
@@ -60,6 +60,17 @@ def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
 
+    # a name that is no column must not reach Spark, which may read it as a function
+    # (`user`, `current_date`): names resolve to the columns Spark reads, declared or inferred
+    columns = {f.name.lower() for f in empty.schema.fields}
+    try:
+        missing = sorted(c for c in referenced_columns(expr) if c.lower() not in columns)
+    except DefinitionError as exc:
+        raise SparkRuntimeError(f"Spark rejects {expr!r}: {exc.message}", field) from exc
+    if missing:
+        shown = ", ".join(f.name for f in empty.schema.fields if f.name != CORRUPT_COLUMN)
+        raise SparkRuntimeError(
+            f"{missing[0]!r} is not a column of the source (its columns: {shown})", field)
     try:
         return empty.select(F.expr(spark_sql(expr)).alias("x")).schema.fields[0].dataType
     except (PySparkException, ValueError, DefinitionError) as exc:

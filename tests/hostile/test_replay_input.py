@@ -184,3 +184,25 @@ def test_every_input_line_is_accounted_for() -> None:
     counted = sum(x["values"]["n"] for x in out if x["type"] == "pane")
     assert counted + stats.dead_letters == len(lines)
     assert stats.dead_letters == 6
+
+
+@pytest.mark.parametrize("engine", ["general", "vectorized"])
+def test_non_finite_numbers_are_written_as_strings_by_both_engines(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str) -> None:
+    definition = ("name: nf\nkey: k\nevent_time: et\nwindow: {type: tumbling, size: 1m}\n"
+                  "aggregations: [{name: n, fn: count}, {name: s, fn: sum, of: v}]\n")
+    (tmp_path / "d.yaml").write_text(definition, encoding="utf-8")
+    (tmp_path / "in.jsonl").write_text(
+        '{"k":NaN,"et":1,"v":1.5}\n{"k":Infinity,"et":1,"v":Infinity}\n'
+        '{"k":"NaN","et":1,"v":2}\n{"k":-Infinity,"et":1,"v":-Infinity}\n', encoding="utf-8")
+    assert main(["replay", str(tmp_path / "d.yaml"), "-i", str(tmp_path / "in.jsonl"),
+                 "-o", str(tmp_path / "out.jsonl"), "--engine", engine]) == 0
+    text = (tmp_path / "out.jsonl").read_text(encoding="utf-8")
+    panes = [json.loads(line, parse_constant=_reject) for line in text.splitlines()]
+    got = sorted((json.dumps(p["key"]), json.dumps(p["values"])) for p in panes)
+    assert got == sorted([
+        ('"NaN"', '{"n": 1, "s": 1.5}'),  # the NaN key
+        ('"NaN"', '{"n": 1, "s": 2}'),  # the string key "NaN": another key, same text
+        ('"Infinity"', '{"n": 1, "s": "Infinity"}'),
+        ('"-Infinity"', '{"n": 1, "s": "-Infinity"}'),
+    ])
