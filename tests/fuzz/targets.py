@@ -19,6 +19,7 @@ from jobs.definition import DefinitionError, compile_expression, load_definition
 from jobs.definition.model import Definition
 from jobs.definition.schema import parse_schema
 from jobs.definition.sql import check_expression
+from jobs.replay import ReplayStats, replay_lines
 
 SCHEMA = "team STRING, score INT, et TIMESTAMP, meta STRUCT<region: STRING>"
 RECORDS: list[dict[str, Any]] = [
@@ -81,8 +82,6 @@ def _definition() -> Definition:
 
 
 def replay_input(data: bytes) -> None:
-    from jobs.replay import ReplayStats, replay_lines
-
     stats = ReplayStats()
     counted = late = 0
     for obj in replay_lines(_definition(), data.split(b"\n"), stats=stats):
