@@ -122,10 +122,12 @@ def _whole_ms(total: Decimal, text: str, field: str) -> int:
 
 
 def _non_negative(ms: int, field: str) -> int:
+    shown = (str(ms) if ms.bit_length() < 128
+             else f"a number of about {int(ms.bit_length() * 0.30103) + 1} digits")
     if ms < 0:
-        raise DefinitionError(f"must not be negative, got {ms}", field)
+        raise DefinitionError(f"must not be negative, got {shown}", field)
     if ms >= INFINITE:
-        raise DefinitionError(f"{ms} ms is too large (use infinite)", field)
+        raise DefinitionError(f"{shown} ms is too large (use infinite)", field)
     return ms
 
 

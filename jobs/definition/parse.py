@@ -135,6 +135,7 @@ def read_document(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(source, Mapping):
         if nesting_of(source, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH:
             raise DefinitionError(f"nests mappings and lists more than {MAX_DOCUMENT_DEPTH} deep")
+        _check_numbers(source)
         return source
     if isinstance(source, bytes | str) and len(source) > MAX_DOCUMENT_CHARS:
         raise DefinitionError(f"the definition is {len(source)} characters long; at most "
@@ -166,6 +167,22 @@ def read_document(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
 
 _SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
 _PLAIN_NUMBER = re.compile(r"[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?")
+
+
+def _check_numbers(document: Mapping[str, Any]) -> None:
+    """A parsed document (already known to be shallow) holds no integer longer than the limit
+    (the text path checks it on the event stream): messages print values, and Python cannot
+    print an integer of more than 4300 digits."""
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, Mapping):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+        elif type(value) is int and value.bit_length() > MAX_NUMBER_DIGITS * 3.33:
+            raise DefinitionError(f"a number of more than {MAX_NUMBER_DIGITS} digits is too "
+                                  "long", path)
 
 
 def _check_shape(text: str) -> None:

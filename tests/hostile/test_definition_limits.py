@@ -181,3 +181,10 @@ def test_a_flood_of_unknown_fields_is_summarised() -> None:
                              "lateness_basis, trigger, accumulation, aggregations, sink)")
     assert len(errors) == 21
     assert errors[1][0] == "f0"
+
+
+@pytest.mark.parametrize("field", ["window.size", "name", "aggregations[0].name", "trigger"])
+def test_a_python_integer_of_5000_digits_anywhere_is_refused_naming_the_field(field: str) -> None:
+    got_field, message = only_error(base(**{field: 10**5000}))
+    assert got_field == field
+    assert "too long" in message
