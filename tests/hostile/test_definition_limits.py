@@ -188,3 +188,15 @@ def test_a_python_integer_of_5000_digits_anywhere_is_refused_naming_the_field(fi
     got_field, message = only_error(base(**{field: 10**5000}))
     assert got_field == field
     assert "too long" in message
+
+
+@pytest.mark.parametrize("sql", [
+    "rand()", "randn()", "uuid()", "current_timestamp()", "current_timestamp", "now()",
+    "current_date()", "current_user()", "session_user()", "monotonically_increasing_id()",
+    "concat(team, uuid())", "unix_timestamp()",
+])
+@pytest.mark.parametrize("field", ["key", "event_time", "aggregations[0].of"])
+def test_non_deterministic_functions_are_refused_in_every_expression(sql: str, field: str) -> None:
+    got_field, message = only_error(base(**{field: sql}))
+    assert got_field == field
+    assert "not deterministic" in message or "not allowed" in message
