@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
 from jobs.definition.sql import referenced_columns, spark_sql
+from jobs.engine.extract import EARLIEST_MS, LATEST_MS
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.schema import CORRUPT_COLUMN
 
@@ -196,7 +197,11 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         cols.append(F.unix_millis(F.current_timestamp()).alias(EVENT_TIME))
     else:
         et_type = _analyse(empty, defn.event_time, "event_time")
-        cols.append(to_ms(F.expr(spark_sql(defn.event_time)), et_type).alias(EVENT_TIME))
+        et = to_ms(F.expr(spark_sql(defn.event_time)), et_type)
+        # outside the representable instants (jobs.engine.extract) is null: a dead letter,
+        # never window arithmetic that overflows int64
+        in_range = et.between(F.lit(EARLIEST_MS), F.lit(LATEST_MS))
+        cols.append(F.when(in_range, et).alias(EVENT_TIME))
     agg_types: dict[str, str] = {}
     for i, agg in enumerate(defn.aggregations):
         field = f"aggregations[{i}].of"

@@ -72,3 +72,25 @@ def test_non_finite_output_is_what_spark_writes_and_reads_back(spark: Any, tmp_p
     values = row["values"]
     assert values["s"] == float("inf") and values["m"] == float("-inf")
     assert values["x"] != values["x"] and values["ok"] == 1.5
+
+
+def test_an_event_time_outside_the_representable_range_is_null_so_a_dead_letter(
+        spark: Any) -> None:
+    """The projection every Spark path reads: a null ``__et`` is a dead letter (gate and
+    engine host alike), never window arithmetic that overflows."""
+    from jobs.spark.extract import EVENT_TIME, build_projection
+    from jobs.spark.schema import CORRUPT_COLUMN
+
+    times = [1000, 2**63 - 1, 253_402_300_800_000, -62_135_596_800_001, -62_135_596_800_000,
+             253_402_300_799_999]
+    frame = spark.createDataFrame([("a", 1, t, None) for t in times],
+                                  f"team STRING, score INT, et BIGINT, {CORRUPT_COLUMN} STRING")
+    defn = load_definition({
+        "name": "range", "source": {"kind": "files", "path": "in", "format": "json",
+                                    "schema": "team STRING, score INT, et BIGINT"},
+        "key": "team", "event_time": "et", "window": {"type": "tumbling", "size": "1m"},
+        "aggregations": [{"name": "n", "fn": "count"}],
+    })
+    projection = build_projection(defn, frame.schema, frame)
+    got = [r[EVENT_TIME] for r in frame.select(*projection.columns).collect()]
+    assert got == [1000, None, None, None, -62_135_596_800_000, 253_402_300_799_999]
