@@ -9,7 +9,12 @@ Record lines between two control lines form one *arrival instant* (docs/architec
 processing time before the first ``$processing_time`` line is that line's time (so a file that
 starts with records does not "wait" from 1970 until its first clock line), or 0 when the file
 has no such line. Malformed lines never stop the run: they become ``dead_letter`` lines,
-emitted in line order just before the output of the instant they belong to.
+emitted in line order just before the output of the instant they belong to. Malformed means:
+not UTF-8 (a raw invalid byte), not JSON, not a JSON object, a string with a lone surrogate
+(``"\\ud800"``: not Unicode text, and not writable as UTF-8), nested deeper than
+:data:`MAX_RECORD_DEPTH`, a control line that is not exactly one known ``$`` key, an instant
+outside the representable range, or a ``$processing_time`` that goes backwards (that one is
+reported and ignored: it does not end the arrival instant it stands in).
 
 With the vectorized engine the fired windows come out as columns
 (:class:`jobs.engine.vectorized.columns.FinalPanes`): ``replay_file`` formats their output lines
@@ -21,13 +26,15 @@ straight from the columns (no ``Pane`` or dict per window; byte-identical to ``j
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from jobs.definition.limits import nesting_of
 from jobs.definition.model import Definition
 from jobs.engine import Engine, make_engine
-from jobs.engine.extract import RecordExtractor
+from jobs.engine.extract import RecordExtractor, instant_problem
 from jobs.engine.records import DeadLetter, Emission
 from jobs.timeutil import TimeParseError, parse_instant
 
@@ -38,6 +45,9 @@ EngineChoice = Literal["general", "auto", "vectorized"]
 CONTROL_KEYS = ("$processing_time", "$watermark")
 PROGRESS_EVERY = 10_000
 """``replay_file`` reports progress every this many input lines (if asked to)."""
+MAX_RECORD_DEPTH = 64
+"""Nesting of objects and arrays in one input line; a deeper line is a dead letter."""
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass
@@ -80,6 +90,16 @@ def _parse(number: int, text: str) -> _Line | None:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         return _Line(number, "bad", DeadLetter(f"line is not JSON: {exc.msg}", text, number))
+    except RecursionError:
+        return _bad_text(number, text, f"line nests deeper than {MAX_RECORD_DEPTH} levels")
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        return _bad_text(number, text, f"line is not usable JSON: {exc}")
+    if text.count("[") + text.count("{") > MAX_RECORD_DEPTH and (
+            nesting_of(obj, MAX_RECORD_DEPTH) > MAX_RECORD_DEPTH):
+        return _bad_text(number, text, f"line nests deeper than {MAX_RECORD_DEPTH} levels")
+    if _SURROGATE.search(text) and _has_lone_surrogate(obj):
+        return _bad_text(number, text, "line holds a lone UTF-16 surrogate (such as \\ud800): "
+                                       "not Unicode text")
     if not isinstance(obj, dict):
         return _Line(number, "bad",
                      DeadLetter("line is not a JSON object", obj, number))
@@ -95,22 +115,71 @@ def _parse(number: int, text: str) -> _Line | None:
         instant = parse_instant(obj[name])
     except TimeParseError as exc:
         return _Line(number, "bad", DeadLetter(f"{name}: {exc}", obj, number, name))
+    problem = instant_problem(instant)
+    if problem:
+        return _Line(number, "bad", DeadLetter(f"{name}: {problem}", obj, number, name))
     kind: Literal["processing_time", "watermark"] = (
         "processing_time" if name == "$processing_time" else "watermark"
     )
     return _Line(number, kind, instant)
 
 
-def _parsed(lines: Iterable[str | dict[str, Any]]) -> Iterator[_Line]:
+def _bad_text(number: int, text: str, reason: str) -> _Line:
+    """A dead letter whose record is the line's text (the parsed value cannot be written)."""
+    shown = text if len(text) <= 1000 else text[:997] + "..."
+    return _Line(number, "bad", DeadLetter(reason, shown, number))
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _decode(number: int, raw: bytes) -> str | _Line:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _bad_text(number, raw.decode("utf-8", "replace"),
+                         f"line is not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte "
+                         f"{exc.start + 1})")
+
+
+def _parsed(lines: Iterable[str | bytes | dict[str, Any]]) -> Iterator[_Line]:
     for number, item in enumerate(lines, start=1):
-        parsed = _parse(number, item if isinstance(item, str) else json.dumps(item))
+        if isinstance(item, bytes):
+            text = _decode(number, item)
+            if isinstance(text, _Line):
+                yield text
+                continue
+        elif isinstance(item, str):
+            text = item
+        else:
+            try:
+                text = json.dumps(item)
+            except (ValueError, TypeError, RecursionError) as exc:
+                yield _Line(number, "bad", DeadLetter(f"line is not JSON: {exc}", repr(item)[:1000],
+                                                      number))
+                continue
+        parsed = _parse(number, text)
         if parsed is not None:
             yield parsed
 
 
 def replay_lines(
     defn: Definition,
-    lines: Iterable[str | dict[str, Any]],
+    lines: Iterable[str | bytes | dict[str, Any]],
     *,
     eof_flush: bool = True,
     stats: ReplayStats | None = None,
@@ -128,7 +197,7 @@ def replay_lines(
 
 def _replay_chunks(
     defn: Definition,
-    lines: Iterable[str | dict[str, Any]],
+    lines: Iterable[str | bytes | dict[str, Any]],
     *,
     eof_flush: bool,
     stats: ReplayStats | None,
@@ -196,17 +265,19 @@ def _replay_chunks(
 
     for parsed in _chain(head, it):
         st.lines = parsed.number
+        if parsed.kind == "processing_time":
+            current = _processing_time(eng)
+            if current is not None and parsed.value < current:
+                # reported, and ignored: it does not end the arrival instant it stands in
+                pending.append(_Line(parsed.number, "bad", DeadLetter(
+                    f"$processing_time: goes back from {current} to {parsed.value}; ignored",
+                    {"$processing_time": parsed.value}, parsed.number, "$processing_time")))
+                continue
         if parsed.kind in ("record", "bad"):
             pending.append(parsed)
             continue
         yield from flush()
         if parsed.kind == "processing_time":
-            current = _processing_time(eng)
-            if current is not None and parsed.value < current:
-                yield from count([DeadLetter(
-                    f"$processing_time: goes back from {current} to {parsed.value}; ignored",
-                    {"$processing_time": parsed.value}, parsed.number, "$processing_time")])
-                continue
             yield from count(eng.advance_processing_time(parsed.value))
         elif source:
             if columnar:
@@ -236,14 +307,14 @@ def _chain(head: list[_Line], rest: Iterator[_Line]) -> Iterator[_Line]:
     yield from rest
 
 
-def _read_lines(src: Iterable[str], progress: Callable[[int], None] | None) -> Iterator[str]:
+def _read_lines(src: Iterable[bytes], progress: Callable[[int], None] | None) -> Iterator[bytes]:
     if progress is None:
-        yield from (line.rstrip("\n") for line in src)
+        yield from (line.rstrip(b"\n") for line in src)
         return
     for n, line in enumerate(src, start=1):
         if n % PROGRESS_EVERY == 0:
             progress(n)
-        yield line.rstrip("\n")
+        yield line.rstrip(b"\n")
 
 
 def replay_file(
@@ -260,7 +331,8 @@ def replay_file(
     import sys
 
     stats = ReplayStats()
-    src = sys.stdin if input_path == "-" else open(input_path, encoding="utf-8")  # noqa: SIM115
+    # bytes: a line that is not UTF-8 is one dead letter, not the end of the run
+    src = sys.stdin.buffer if input_path == "-" else open(input_path, "rb")  # noqa: SIM115
     dst = sys.stdout if output_path == "-" else open(output_path, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for chunk in _replay_chunks(defn, _read_lines(src, progress),
@@ -272,7 +344,7 @@ def replay_file(
             else:  # columns: the same lines, formatted without building panes
                 dst.writelines(line + "\n" for line in chunk.json_lines())
     finally:
-        if src is not sys.stdin:
+        if src is not sys.stdin.buffer:
             src.close()
         if dst is not sys.stdout:
             dst.close()

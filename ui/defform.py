@@ -382,11 +382,14 @@ def to_yaml(raw: Mapping[str, Any]) -> str:
 
 
 def parse_yaml(text: str) -> tuple[dict[str, Any] | None, list[FieldError]]:
-    """A mapping from YAML/JSON text, or the reason it is not one."""
+    """A mapping from YAML/JSON text, or the reason it is not one (read as the definition
+    package reads it: size and nesting limits first, duplicate keys refused)."""
+    from jobs.definition import DefinitionError, read_document
+
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        return None, [("", f"not valid YAML: {exc}")]
+        data = read_document(text)
+    except DefinitionError as exc:
+        return None, list(exc.errors)
     if not isinstance(data, dict):
         return None, [("", "a definition must be a YAML mapping (name: ..., window: ...)")]
     return data, []

@@ -17,6 +17,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from jobs.definition.errors import DefinitionError
+from jobs.definition.limits import MAX_DURATION_DIGITS
 from jobs.definition.model import INFINITE
 
 _UNIT_MS: dict[str, int] = {
@@ -64,9 +65,14 @@ def parse_duration(value: object, field: str = "duration", *, allow_infinite: bo
             return INFINITE
         raise DefinitionError("infinite is not allowed here", field)
     if text.startswith("-"):
-        raise DefinitionError(f"must not be negative, got {text!r}", field)
+        raise DefinitionError(f"must not be negative, got {_clip(text)}", field)
+    longest = max((len(run) for run in re.findall(r"\d+", text)), default=0)
+    if longest > MAX_DURATION_DIGITS:
+        raise DefinitionError(
+            f"a number of {longest} digits is too large for a duration (at most "
+            f"{MAX_DURATION_DIGITS} digits, and less than {INFINITE} ms; use infinite)", field)
     if re.fullmatch(r"\+?\d+", text):
-        return int(text)
+        return _non_negative(int(text), field)
     if _HUMAN.match(text):
         total = Decimal(0)
         for number, unit in _HUMAN_PART.findall(text):
@@ -84,7 +90,7 @@ def parse_duration(value: object, field: str = "duration", *, allow_infinite: bo
         raise DefinitionError(
             f"{text!r}: months and years have no fixed length; use days", field
         )
-    raise DefinitionError(f"cannot read {text!r} as a duration ({EXAMPLES})", field)
+    raise DefinitionError(f"cannot read {_clip(text)} as a duration ({EXAMPLES})", field)
 
 
 def format_duration(ms: int) -> str:
@@ -112,15 +118,21 @@ def _whole_ms(total: Decimal, text: str, field: str) -> int:
         raise DefinitionError(f"cannot read {text!r} as a duration", field) from exc
     if total != whole:
         raise DefinitionError(f"{text!r} is not a whole number of milliseconds", field)
-    return whole
+    return _non_negative(whole, field)
 
 
 def _non_negative(ms: int, field: str) -> int:
+    shown = (str(ms) if ms.bit_length() < 128
+             else f"a number of about {int(ms.bit_length() * 0.30103) + 1} digits")
     if ms < 0:
-        raise DefinitionError(f"must not be negative, got {ms}", field)
+        raise DefinitionError(f"must not be negative, got {shown}", field)
     if ms >= INFINITE:
-        raise DefinitionError(f"{ms} ms is too large (use infinite)", field)
+        raise DefinitionError(f"{shown} ms is too large (use infinite)", field)
     return ms
+
+
+def _clip(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
 def _show(value: object) -> str:

@@ -586,12 +586,15 @@ def _literal(node: exp.Literal) -> Fn:
     raw = str(node.this)
     value: int | float
     try:
-        value = int(raw)
-    except ValueError:
-        if raw.upper().endswith(("L", "S", "Y")) and raw[:-1].isdigit():
-            value = int(raw[:-1])
-        else:
-            value = float(raw.rstrip("DdFf").rstrip("B").rstrip("b"))
+        try:
+            value = int(raw)
+        except ValueError:
+            if raw.upper().endswith(("L", "S", "Y")) and raw[:-1].isdigit():
+                value = int(raw[:-1])
+            else:
+                value = float(raw.rstrip("DdFf").rstrip("B").rstrip("b"))
+    except ValueError:  # sqlglot reads `0e` as a number; nothing can read it as one
+        raise _fail(f"cannot read {raw[:40]!r} as a number") from None
     return lambda row: value
 
 

@@ -20,6 +20,14 @@ import yaml
 
 from jobs.definition.durations import parse_duration
 from jobs.definition.errors import DefinitionError, FieldError
+from jobs.definition.limits import (
+    MAX_AGGREGATIONS,
+    MAX_DOCUMENT_CHARS,
+    MAX_DOCUMENT_DEPTH,
+    MAX_DOCUMENT_NODES,
+    MAX_NUMBER_DIGITS,
+    nesting_of,
+)
 from jobs.definition.model import (
     INFINITE,
     PROCESSING,
@@ -79,9 +87,11 @@ T = TypeVar("T")
 class _Collector:
     def __init__(self) -> None:
         self.errors: list[FieldError] = []
+        self._seen: set[FieldError] = set()
 
     def add(self, field: str, message: str) -> None:
-        if (field, message) not in self.errors:
+        if (field, message) not in self._seen:
+            self._seen.add((field, message))
             self.errors.append((field, message))
 
     def take(self, fn: Callable[[], T]) -> T | None:
@@ -118,9 +128,18 @@ def validate_raw(raw: Mapping[str, Any] | str | bytes) -> list[FieldError]:
 
 
 def read_document(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
-    """Parse YAML/JSON text (duplicate keys are an error) or pass a mapping through."""
+    """Parse YAML/JSON text (duplicate keys are an error) or pass a mapping through.
+
+    The size, nesting and number limits of :mod:`jobs.definition.limits` are checked first, on
+    the text's event stream (libyaml's parser does not recurse), before YAML builds objects."""
     if isinstance(source, Mapping):
+        if nesting_of(source, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH:
+            raise DefinitionError(f"nests mappings and lists more than {MAX_DOCUMENT_DEPTH} deep")
+        _check_numbers(source)
         return source
+    if isinstance(source, bytes | str) and len(source) > MAX_DOCUMENT_CHARS:
+        raise DefinitionError(f"the definition is {len(source)} characters long; at most "
+                              f"{MAX_DOCUMENT_CHARS} are read")
     if isinstance(source, bytes):
         try:
             source = source.decode("utf-8")
@@ -131,6 +150,7 @@ def read_document(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
             f"expected YAML/JSON text or a mapping, got {type(source).__name__}"
         )
     try:
+        _check_shape(source)
         document = yaml.load(source, Loader=_StrictLoader)  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as exc:
         raise DefinitionError(_yaml_message(exc)) from None
@@ -146,6 +166,91 @@ def read_document(source: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 _SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
+_PLAIN_NUMBER = re.compile(r"[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?")
+
+
+def _check_numbers(document: Mapping[str, Any]) -> None:
+    """A parsed document (already known to be shallow) holds no integer longer than the limit
+    (the text path checks it on the event stream): messages print values, and Python cannot
+    print an integer of more than 4300 digits."""
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, Mapping):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+        elif type(value) is int and value.bit_length() > MAX_NUMBER_DIGITS * 3.33:
+            raise DefinitionError(f"a number of more than {MAX_NUMBER_DIGITS} digits is too "
+                                  "long", path)
+
+
+def _check_shape(text: str) -> None:
+    """Measure a document on its YAML event stream: nesting depth, node count (aliases count
+    as what they expand to) and the length of unquoted numbers, naming the field that passes
+    a limit. Linear in the text, and no recursion."""
+    path: list[Any] = []  # per open container: its [key or index, expecting-key flag]
+    nodes = 0
+    sizes: dict[str, int] = {}
+    opened: list[tuple[str | None, int]] = []  # anchor and node count where a container began
+
+    def where() -> str:
+        parts = []
+        for frame in path:
+            label = frame[0]
+            if isinstance(label, int):
+                parts.append(f"[{label}]")
+            else:
+                parts.append(("." if parts else "") + str(label))
+        return "".join(parts)
+
+    def value_done() -> None:
+        if path:
+            frame = path[-1]
+            if isinstance(frame[0], int):
+                frame[0] += 1
+            else:
+                frame[1] = True
+
+    for event in yaml.parse(text, Loader=_SafeBase):
+        if isinstance(event, yaml.CollectionStartEvent):
+            nodes += 1
+            is_key = bool(path) and path[-1][1] is True
+            if is_key:  # a mapping or list used as a key: YAML allows it, a definition never
+                path[-1][0], path[-1][1] = "?", False
+            if len(path) >= MAX_DOCUMENT_DEPTH:
+                raise DefinitionError(
+                    f"nests mappings and lists more than {MAX_DOCUMENT_DEPTH} deep", where())
+            opened.append((event.anchor, nodes))
+            path.append([0, False] if isinstance(event, yaml.SequenceStartEvent) else ["", True])
+        elif isinstance(event, yaml.CollectionEndEvent):
+            path.pop()
+            anchor, start = opened.pop()
+            if anchor is not None:
+                sizes[anchor] = nodes - start + 1
+            value_done()
+        elif isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
+            if path and path[-1][1] is True:  # a mapping key
+                path[-1][0] = event.value if isinstance(event, yaml.ScalarEvent) else "*"
+                path[-1][1] = False
+            else:
+                if isinstance(event, yaml.AliasEvent):
+                    nodes += sizes.get(event.anchor or "", 1)
+                else:
+                    nodes += 1
+                    if event.anchor is not None:
+                        sizes[event.anchor] = 1
+                if (isinstance(event, yaml.ScalarEvent) and event.implicit[0]
+                        and len(event.value) > MAX_NUMBER_DIGITS
+                        and _PLAIN_NUMBER.fullmatch(event.value)):
+                    raise DefinitionError(
+                        f"a number of {len(event.value)} characters is too long (at most "
+                        f"{MAX_NUMBER_DIGITS})", where())
+                value_done()
+        if nodes > MAX_DOCUMENT_NODES:
+            raise DefinitionError(
+                f"has more than {MAX_DOCUMENT_NODES} values (YAML aliases count as expanded)",
+                where())
 
 
 class _StrictLoader(_SafeBase):
@@ -195,10 +300,17 @@ def _kind(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+MAX_UNKNOWN_REPORTED = 20
+"""Unknown fields of one section reported one by one (with a did-you-mean hint); the rest are
+counted in one more error, so a flood of fields costs linear time and a readable report."""
+
+
 def _check_keys(c: _Collector, raw: Mapping[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
-    for key in raw:
-        if key in allowed:
-            continue
+    unknown = [key for key in raw if key not in allowed]
+    if len(unknown) > MAX_UNKNOWN_REPORTED:
+        more = len(unknown) - MAX_UNKNOWN_REPORTED
+        c.add(prefix, f"{more} more unknown fields (allowed: {', '.join(allowed)})")
+    for key in unknown[:MAX_UNKNOWN_REPORTED]:
         field = f"{prefix}.{key}" if prefix else str(key)
         close = difflib.get_close_matches(str(key), allowed, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (allowed: {', '.join(allowed)})"
@@ -315,8 +427,11 @@ def _build(raw: Mapping[str, Any]) -> tuple[Definition | None, list[FieldError]]
         c.add("description", f"must be text, got {_kind(description)}")
 
     source, schema = _source(c, raw)
-    key = _expression(c, "key", raw.get("key"), schema)
-    event_time = _event_time(c, raw.get("event_time"), schema)
+    # a source without a declared schema (parquet) runs on the schema Spark infers, where a
+    # name that is no column may be read as a function: such names are refused (sql.py)
+    inferred = raw.get("source") is not None and schema is None
+    key = _expression(c, "key", raw.get("key"), schema, inferred)
+    event_time = _event_time(c, raw.get("event_time"), schema, inferred)
     watermark = _watermark(c, raw)
     window = _window(c, raw)
     allowed_lateness = _duration(
@@ -330,7 +445,7 @@ def _build(raw: Mapping[str, Any]) -> tuple[Definition | None, list[FieldError]]
         c, "accumulation", raw.get("accumulation"),
         ("discarding", "accumulating", "retracting"), "accumulating",
     )
-    aggregations = _aggregations(c, raw.get("aggregations"), schema)
+    aggregations = _aggregations(c, raw.get("aggregations"), schema, inferred)
     sink = _sink(c, raw)
 
     if event_time == PROCESSING:
@@ -452,24 +567,26 @@ def _options(c: _Collector, value: Any) -> tuple[tuple[str, str], ...] | None:
     return tuple(sorted(pairs)) if ok else None
 
 
-def _expression(c: _Collector, field: str, value: Any, schema: Schema | None) -> str | None:
+def _expression(
+    c: _Collector, field: str, value: Any, schema: Schema | None, inferred: bool = False
+) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
         c.add(field, f"must be an SQL expression (text), got {_kind(value)}")
         return None
-    problems = check_expression(value, field, schema)
+    problems = check_expression(value, field, schema, inferred_schema=inferred)
     for problem in problems:
         c.add(*problem)
     return None if problems else value.strip()
 
 
-def _event_time(c: _Collector, value: Any, schema: Schema | None) -> str | None:
+def _event_time(c: _Collector, value: Any, schema: Schema | None, inferred: bool) -> str | None:
     if value is None:
         return PROCESSING
     if isinstance(value, str) and value.strip() == PROCESSING:
         return PROCESSING
-    return _expression(c, "event_time", value, schema)
+    return _expression(c, "event_time", value, schema, inferred)
 
 
 def _watermark(c: _Collector, raw: Mapping[str, Any]) -> Watermark | None:
@@ -659,7 +776,7 @@ def _late(c: _Collector, value: Any) -> LateTrigger | None | bool:
 
 
 def _aggregations(
-    c: _Collector, value: Any, schema: Schema | None
+    c: _Collector, value: Any, schema: Schema | None, inferred: bool
 ) -> tuple[Aggregation, ...] | None:
     if value is None:
         c.add("aggregations", "is required: at least one, e.g. [{name: n, fn: count}]")
@@ -669,6 +786,9 @@ def _aggregations(
         return None
     if not value:
         c.add("aggregations", "must have at least one aggregation")
+        return None
+    if len(value) > MAX_AGGREGATIONS:
+        c.add("aggregations", f"has {len(value)} entries; at most {MAX_AGGREGATIONS} are allowed")
         return None
     result: list[Aggregation] = []
     seen: dict[str, int] = {}
@@ -709,7 +829,7 @@ def _aggregations(
                                       "aggregate)")
                 of_ok = False
         else:
-            of_text = _expression(c, f"{prefix}.of", of, schema)
+            of_text = _expression(c, f"{prefix}.of", of, schema, inferred)
             of_ok = of_text is not None
         if name is None or fn is None or not of_ok:
             ok = False

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from jobs.definition.errors import DefinitionError
+from jobs.definition.limits import MAX_SCHEMA_CHARS, MAX_SCHEMA_DEPTH
 
 PRIMITIVE_TYPES: dict[str, str] = {
     # alias -> the name Spark prints
@@ -146,11 +147,30 @@ def parse_schema(ddl: str) -> Schema:
     prefixes ``source.schema``) with the position of the problem."""
     if not ddl.strip():
         raise DefinitionError("must list at least one column, e.g. 'team STRING, et TIMESTAMP'")
+    if len(ddl) > MAX_SCHEMA_CHARS:
+        raise DefinitionError(f"is {len(ddl)} characters long; a schema may have at most "
+                              f"{MAX_SCHEMA_CHARS}")
     tokens = _Tokens(ddl)
+    _check_nesting(tokens.items)
     fields = _field_list(tokens, end=None)
     if tokens.peek() is not None:
         raise DefinitionError(f"unexpected {tokens.peek()[1]!r} after the last column")  # type: ignore[index]
     return Schema(fields)
+
+
+def _check_nesting(items: list[tuple[str, str]]) -> None:
+    """Refuse types nested deeper than the limit before the recursive reader meets them."""
+    depth = 0
+    for kind, value in items:
+        if kind == "punct" and value == "<":
+            depth += 1
+            if depth > MAX_SCHEMA_DEPTH:
+                raise DefinitionError(f"types nest more than {MAX_SCHEMA_DEPTH} deep "
+                                      "(STRUCT, ARRAY and MAP inside one another)")
+        elif kind == "punct" and value == ">":
+            depth -= 1
+        elif kind == "number" and len(value) > 9:
+            raise DefinitionError(f"the number {value[:12]}... is too long for a type parameter")
 
 
 def _field_list(tokens: _Tokens, end: str | None) -> tuple[Field, ...]:

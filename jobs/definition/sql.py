@@ -31,6 +31,11 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from jobs.definition.errors import DefinitionError, FieldError
+from jobs.definition.limits import (
+    MAX_EXPRESSION_CHARS,
+    MAX_EXPRESSION_DEPTH,
+    MAX_EXPRESSION_NESTING,
+)
 from jobs.definition.schema import DataType, Schema
 
 DIALECT = "spark"
@@ -42,6 +47,13 @@ NON_DETERMINISTIC = {
     "input_file_block_length", "current_user", "user", "session_user", "current_database",
     "current_schema", "current_catalog", "version", "try_reflect", "uniform", "randstr",
 }
+NAMES_SPARK_CALLS = frozenset({
+    "current_date", "current_timestamp", "current_time", "current_user", "user", "session_user",
+    "localtimestamp", "current_timezone", "current_database", "current_schema", "current_catalog",
+})
+"""Names that Spark resolves to a non-deterministic function (the clock, the OS user) when no
+column has that name, quoted or not. Without a declared ``source.schema`` nothing says such a
+name is a column, so it is refused; a schema that declares it makes it a column."""
 JVM_OR_IO = {
     "reflect", "java_method", "try_reflect", "input_file_name", "input_file_block_start",
     "input_file_block_length", "assert_true", "raise_error", "read_files", "from_avro",
@@ -78,23 +90,39 @@ def _parse_uncached(sql: str, field: str) -> exp.Expr | list[FieldError]:
         return [(field, f"expected an SQL expression (text), got {type(sql).__name__}")]
     if not sql.strip():
         return [(field, "must not be empty")]
+    if len(sql) > MAX_EXPRESSION_CHARS:
+        return [(field, f"is {len(sql)} characters long; an expression may have at most "
+                        f"{MAX_EXPRESSION_CHARS}")]
     try:
         tokens = _dialect().tokenize(sql)
     except TokenError as exc:
         return [(field, f"not a valid SQL expression: {_short(exc)}")]
+    nesting = 0
     for token in tokens:
         if token.comments:
             return [(field, "comments are not allowed in an expression")]
         if token.token_type == TokenType.SEMICOLON:
             return [(field, "';' is not allowed: a definition holds one expression, not statements")]
+        if token.token_type in _OPENERS:
+            nesting += 1
+            if nesting > MAX_EXPRESSION_NESTING:
+                return [(field, "parentheses, brackets and CASE nest more than "
+                                f"{MAX_EXPRESSION_NESTING} deep")]
+        elif token.token_type in _CLOSERS:
+            nesting -= 1
     try:
         parsed = sqlglot.parse(sql, read=DIALECT)
     except ParseError as exc:
         return [(field, f"not a valid SQL expression: {_short(exc)}")]
+    except RecursionError:  # prefix operators (NOT NOT ...) nest without brackets
+        return [(field, f"nests deeper than {MAX_EXPRESSION_DEPTH} levels")]
     trees = [t for t in parsed if t is not None]
     if len(trees) != 1:
         return [(field, "must be exactly one SQL expression")]
     tree = trees[0]
+    if _tree_depth(tree) > MAX_EXPRESSION_DEPTH:
+        return [(field, f"nests deeper than {MAX_EXPRESSION_DEPTH} levels (a chain such as "
+                        "a + b + c counts one level per operator)")]
     problem = forbidden_reason(tree)
     if problem:
         return [(field, problem)]
@@ -106,6 +134,24 @@ def _parse_uncached(sql: str, field: str) -> exp.Expr | list[FieldError]:
     except ExpressionError as exc:
         return [(field, str(exc))]
     return tree
+
+
+_OPENERS = frozenset({TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.CASE})
+_CLOSERS = frozenset({TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.END})
+
+
+def _tree_depth(tree: exp.Expr) -> int:
+    """The depth of a syntax tree, measured with an explicit stack and no further than one
+    past the limit (sqlglot builds operator chains iteratively, so they can be very deep)."""
+    deepest = 0
+    stack: list[tuple[exp.Expr, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_EXPRESSION_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in node.iter_expressions())
+    return deepest
 
 
 def function_name(node: exp.Expr) -> str:
@@ -196,21 +242,32 @@ def column_path(column: exp.Column) -> list[str]:
 
 
 def check_expression(
-    sql: object, field: str, schema: Schema | None = None
+    sql: object, field: str, schema: Schema | None = None, *, inferred_schema: bool = False
 ) -> list[FieldError]:
-    """Every problem of one expression: syntax, allow-list and (given a schema) columns."""
+    """Every problem of one expression: syntax, allow-list and (given a schema) columns.
+
+    ``inferred_schema``: the source declares no schema (Spark infers it, as for parquet), so a
+    name in :data:`NAMES_SPARK_CALLS` is refused (it could resolve to a function)."""
     tree = _parse(sql, field) if isinstance(sql, str) else _parse_uncached(sql, field)  # type: ignore[arg-type]
     if isinstance(tree, list):
         return tree
-    if schema is None:
-        return []
     errors: list[FieldError] = []
     for column in tree.find_all(exp.Column):
         path = column_path(column)
-        problem = _check_path(path, schema)
+        if schema is not None:
+            problem = _check_path(path, schema)
+        else:
+            problem = _undeclared_call(path[0]) if inferred_schema else None
         if problem and (field, problem) not in errors:
             errors.append((field, problem))
     return errors
+
+
+def _undeclared_call(name: str) -> str | None:
+    if name.lower() not in NAMES_SPARK_CALLS:
+        return None
+    return (f"{name!r} is not a declared column: without a column of that name Spark reads it "
+            f"as the function {name.lower()}() (not deterministic); declare it in source.schema")
 
 
 def _check_path(path: list[str], schema: Schema) -> str | None:

@@ -15,12 +15,31 @@ from typing import Any
 
 import numpy as np
 
-from jobs.definition.model import Definition
+from jobs.definition.model import INFINITE, Definition
 from jobs.engine.records import DeadLetter, Key, RecordBatch
 from jobs.timeutil import TimeParseError, datetime_to_ms, parse_instant
 
 RowFn = Callable[[Mapping[str, Any]], Any]
 _NUMERIC_FNS = frozenset({"sum", "mean"})
+
+EARLIEST_MS = -62_135_596_800_000
+"""0001-01-01T00:00:00.000Z: the earliest instant (Spark's TIMESTAMP range starts there)."""
+LATEST_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z: the latest instant (Spark's TIMESTAMP range ends there)."""
+BOUND_LIMIT = INFINITE
+"""Window bounds (and a window's end plus a finite allowed lateness) must stay within
+``±BOUND_LIMIT`` ms (2^62), so that the engine's int64 arithmetic on them cannot overflow."""
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def instant_problem(ms: int) -> str | None:
+    """Why an instant (event time, ``$processing_time``, ``$watermark``) cannot be used, or
+    None."""
+    if EARLIEST_MS <= ms <= LATEST_MS:
+        return None
+    shown = f"{ms} ms" if abs(ms) < 10**30 else f"{_show(ms)} (ms)"
+    return (f"{shown} is outside the representable range of instants "
+            f"({EARLIEST_MS} to {LATEST_MS} ms: 0001-01-01 to 9999-12-31 UTC)")
 
 
 def _compile(sql: str, field: str) -> RowFn:
@@ -38,6 +57,8 @@ def _event_ms(value: Any) -> int:
 
 
 def _show(record: Any) -> str:
+    if type(record) is int and abs(record) >= 10**30:  # str() of a huge int is slow or fails
+        return f"an integer of about {int(record.bit_length() * 0.30103) + 1} digits"
     text = repr(record)
     return text if len(text) <= 200 else text[:197] + "..."
 
@@ -51,6 +72,10 @@ class RecordExtractor:
         self._time: RowFn | None = (
             None if defn.uses_processing_time else _compile(defn.event_time, "event_time")
         )
+        w = defn.window
+        lateness = defn.allowed_lateness if defn.allowed_lateness < INFINITE else 0
+        self._reach = max(w.size or 0, w.step or 0, w.gap or 0) + lateness
+        """How far from its event time a record's windows (plus lateness) can reach."""
         self._aggs: list[tuple[str, str, RowFn | None]] = [
             (a.name, a.fn, _compile(a.of, f"aggregations.{a.name}") if a.of is not None else None)
             for a in defn.aggregations
@@ -129,9 +154,16 @@ class RecordExtractor:
         if value is None:
             raise _Bad("event_time", f"event_time: {self.defn.event_time} is null")
         try:
-            return _event_ms(value)
-        except TimeParseError as exc:
+            ms = _event_ms(value)
+        except (TimeParseError, OverflowError) as exc:
             raise _Bad("event_time", f"event_time: {exc}") from None
+        problem = instant_problem(ms)
+        if problem:
+            raise _Bad("event_time", f"event_time: {problem}")
+        if ms + self._reach > BOUND_LIMIT or ms - self._reach < -BOUND_LIMIT:
+            raise _Bad("event_time", f"event_time: the windows of {ms} ms reach past the "
+                                     f"representable range of window bounds (±{BOUND_LIMIT} ms)")
+        return ms
 
     def _eval_agg(self, name: str, fn: str, f: RowFn, rec: Mapping[str, Any]) -> Any:
         field = f"aggregations.{name}"
@@ -143,6 +175,9 @@ class RecordExtractor:
             isinstance(value, bool) or not isinstance(value, int | float)
         ):
             raise _Bad(field, f"{field}: {_show(value)} is not a number ({fn} needs numbers)")
+        if fn in _NUMERIC_FNS and type(value) is int and not INT64_MIN <= value <= INT64_MAX:
+            raise _Bad(field, f"{field}: {_show(value)} is outside the 64-bit integer range "
+                              f"({fn} adds 64-bit integers, as Spark's BIGINT)")
         if isinstance(value, datetime):
             return datetime_to_ms(value)
         return value

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -62,12 +63,26 @@ def key_json(key: Key) -> str:
     return json.dumps(plain_key(key), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+NON_FINITE_TEXT = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+"""How output writes a non-finite float: as these JSON strings, never as the bare ``NaN`` /
+``Infinity`` that strict JSON readers refuse. It is what Spark's own JSON writer (Jackson)
+writes, and Spark's JSON reader reads the strings back into a DOUBLE column."""
+
+
+def non_finite_text(value: float) -> str:
+    """``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` for a non-finite float."""
+    return NON_FINITE_TEXT[repr(float(value))]
+
+
 def jsonable(value: Any) -> Any:
-    """A value as it appears in output JSON (datetimes become epoch ms, numpy scalars plain)."""
+    """A value as it appears in output JSON (datetimes become epoch ms, numpy scalars plain,
+    non-finite floats the strings of :data:`NON_FINITE_TEXT`)."""
+    if type(value) is float:
+        return value if math.isfinite(value) else non_finite_text(value)
     if isinstance(value, datetime):
         return datetime_to_ms(value)
     if isinstance(value, np.generic):
-        return value.item()
+        return jsonable(value.item())
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
-from jobs.definition.sql import spark_sql
+from jobs.definition.sql import referenced_columns, spark_sql
+from jobs.engine.extract import EARLIEST_MS, LATEST_MS
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.schema import CORRUPT_COLUMN
 
@@ -60,6 +61,17 @@ def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
 
+    # a name that is no column must not reach Spark, which may read it as a function
+    # (`user`, `current_date`): names resolve to the columns Spark reads, declared or inferred
+    columns = {f.name.lower() for f in empty.schema.fields}
+    try:
+        missing = sorted(c for c in referenced_columns(expr) if c.lower() not in columns)
+    except DefinitionError as exc:
+        raise SparkRuntimeError(f"Spark rejects {expr!r}: {exc.message}", field) from exc
+    if missing:
+        shown = ", ".join(f.name for f in empty.schema.fields if f.name != CORRUPT_COLUMN)
+        raise SparkRuntimeError(
+            f"{missing[0]!r} is not a column of the source (its columns: {shown})", field)
     try:
         return empty.select(F.expr(spark_sql(expr)).alias("x")).schema.fields[0].dataType
     except (PySparkException, ValueError, DefinitionError) as exc:
@@ -185,7 +197,11 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         cols.append(F.unix_millis(F.current_timestamp()).alias(EVENT_TIME))
     else:
         et_type = _analyse(empty, defn.event_time, "event_time")
-        cols.append(to_ms(F.expr(spark_sql(defn.event_time)), et_type).alias(EVENT_TIME))
+        et = to_ms(F.expr(spark_sql(defn.event_time)), et_type)
+        # outside the representable instants (jobs.engine.extract) is null: a dead letter,
+        # never window arithmetic that overflows int64
+        in_range = et.between(F.lit(EARLIEST_MS), F.lit(LATEST_MS))
+        cols.append(F.when(in_range, et).alias(EVENT_TIME))
     agg_types: dict[str, str] = {}
     for i, agg in enumerate(defn.aggregations):
         field = f"aggregations[{i}].of"

@@ -49,8 +49,12 @@ def pane_projection(ctx: JobContext, frame: DataFrame, columns: list[Column],
         F.lit(ctx.version).cast("int").alias("version"),
         F.lit(ctx.store).alias("store"),
     ]
+    # a float key's canonical text may be bare NaN/Infinity: output writes it as a JSON string
+    key = F.col("key")
+    bare = key.isin("NaN", "Infinity", "-Infinity")
+    out_key = F.when(bare, F.concat(F.lit('"'), key, F.lit('"'))).otherwise(key).alias("key")
     return frame.select(*ident, *columns).select(
-        "job", "version", "store", "key", "window_start", "window_end", "first_event_time",
+        "job", "version", "store", out_key, "window_start", "window_end", "first_event_time",
         "last_event_time", "timing", F.col("pane_index").cast("int").alias("pane_index"),
         "is_first", "is_last", "retraction", "values",
         emitted_at.cast("bigint").alias("emitted_at"),

@@ -91,7 +91,7 @@ def import_yaml(text: str) -> None:
     in the form; keys the form has no field for are reported, not silently dropped)."""
     raw, errors = defform.parse_yaml(text)
     if raw is None:
-        st.session_state[IMPORT_MSG] = ("error", "; ".join(m for _, m in errors))
+        st.session_state[IMPORT_MSG] = ("error", "; ".join(f"{f}: {m}" if f else m for f, m in errors))
         return
     model, dropped = defform.form_from_raw(raw)
     if st.session_state.get(LOADED, NEW) != NEW:  # editing: the job's name cannot change

@@ -63,6 +63,10 @@ def _value_dicts(names: list[str], cols: list[list[Any]]) -> list[dict[str, Any]
     return [dict(zip(names, r, strict=True)) for r in zip(*cols, strict=True)]
 
 
+_BARE_NON_FINITE = {"NaN": '"NaN"', "Infinity": '"Infinity"', "-Infinity": '"-Infinity"'}
+"""A float key's canonical text (its identity) -> its output text (records.NON_FINITE_TEXT)."""
+
+
 def _json_texts(col: NDArray[Any]) -> list[Any]:
     """Per value, something whose ``%s`` formatting is its JSON text: the Python int / float
     itself for int64 and finite float64 arrays (``str`` of an int or a finite float is what
@@ -184,7 +188,10 @@ class FinalPanes:
         def lit(text: str) -> str:
             return text.replace("%", "%%")
 
-        cols: list[Any] = [self.key_table.json_array()[self.key_codes].tolist()]
+        keys = self.key_table.json_array()[self.key_codes].tolist()
+        if not _BARE_NON_FINITE.keys().isdisjoint(keys):  # canonical key text -> the output rule
+            keys = [_BARE_NON_FINITE.get(k, k) for k in keys]
+        cols: list[Any] = [keys]
         if self.window_start is None:
             span = '"window_start":null,"window_end":null'
         else:
