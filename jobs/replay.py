@@ -5,11 +5,13 @@ is one JSON object a line: records, and control lines ``{"$processing_time": T}`
 ``{"$watermark": T}``. Output is one JSON object a line, in emission order: panes, late
 records, dead letters (shared/spec/windowing.md, "Replay input and output").
 
-Record lines between two control lines form one *arrival instant* (docs/architecture.md). The
-processing time before the first ``$processing_time`` line is that line's time (so a file that
+Records are fed to the engine in *arrival units* (docs/semantics.md, "Arrival model"): by
+default every record is its own unit, as in a plain event log; ``arrival=Arrival("batch")``
+makes the records between two control lines one micro-batch (``batch:N``: every N records), to
+mirror a Spark job's micro-batches. Control lines always end a unit. The processing time before the first ``$processing_time`` line is that line's time (so a file that
 starts with records does not "wait" from 1970 until its first clock line), or 0 when the file
 has no such line. Malformed lines never stop the run: they become ``dead_letter`` lines,
-emitted in line order just before the output of the instant they belong to.
+emitted in line order just before the output of the unit whose records follow them.
 
 With the vectorized engine the fired windows come out as columns
 (:class:`jobs.engine.vectorized.columns.FinalPanes`): ``replay_file`` formats their output lines
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from jobs.definition.model import Definition
 from jobs.engine import Engine, make_engine
+from jobs.engine.arrival import Arrival
 from jobs.engine.extract import RecordExtractor
 from jobs.engine.records import DeadLetter, Emission
 from jobs.timeutil import TimeParseError, parse_instant
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 
 EngineChoice = Literal["general", "auto", "vectorized"]
 CONTROL_KEYS = ("$processing_time", "$watermark")
+RECORD_AT_A_TIME = Arrival("record")
 
 
 @dataclass
@@ -113,9 +117,11 @@ def replay_lines(
     eof_flush: bool = True,
     stats: ReplayStats | None = None,
     engine: EngineChoice = "general",
+    arrival: Arrival = RECORD_AT_A_TIME,
 ) -> Iterator[dict[str, Any]]:
     """The replay output objects of ``lines`` (JSON text, or already parsed objects)."""
-    for chunk in _replay_chunks(defn, lines, eof_flush=eof_flush, stats=stats, engine=engine):
+    for chunk in _replay_chunks(defn, lines, eof_flush=eof_flush, stats=stats, engine=engine,
+                                arrival=arrival):
         if isinstance(chunk, list):
             for e in chunk:
                 yield e.to_json()
@@ -131,6 +137,7 @@ def _replay_chunks(
     eof_flush: bool,
     stats: ReplayStats | None,
     engine: EngineChoice,
+    arrival: Arrival = RECORD_AT_A_TIME,
 ) -> Iterator[list[Emission] | FinalPanes]:
     """The replay output in order, as chunks: lists of emissions (objects) and, from an engine
     with columnar output (the vectorized one), the fired windows of a call as columns. Counts
@@ -174,6 +181,8 @@ def _replay_chunks(
             yield out.panes
 
     def flush() -> Iterator[list[Emission] | FinalPanes]:
+        """Feed the records since the last control line as arrival units (``arrival``); a
+        dead letter goes out just before the unit its line precedes."""
         if not pending:
             return
         recs = [p for p in pending if p.kind == "record"]
@@ -184,13 +193,20 @@ def _replay_chunks(
         )
         st.records += len(batch)
         letters = sorted([*bad, *dead], key=lambda d: d.line or 0)
-        yield from count(letters)
-        if len(batch):
-            batch.processing_time = None  # arrives at the engine's current processing time
+        dead_lines = {d.line for d in dead}
+        rows = [p.number for p in recs if p.number not in dead_lines]  # line of each row
+        batch.processing_time = None  # arrives at the engine's current processing time
+        for lo, hi in arrival.cuts(len(batch)):
+            last = rows[hi - 1]
+            before = [d for d in letters if (d.line or 0) < last]
+            letters = letters[len(before):]
+            yield from count(before)
+            unit = batch if (lo, hi) == (0, len(batch)) else batch.take(lo, hi)
             if columnar:
-                yield from count_columns(eng.ingest_columns(batch))
+                yield from count_columns(eng.ingest_columns(unit))
             else:
-                yield from count(eng.ingest(batch))
+                yield from count(eng.ingest(unit))
+        yield from count(letters)
 
     for parsed in _chain(head, it):
         st.lines = parsed.number
@@ -241,6 +257,7 @@ def replay_file(
     *,
     eof_flush: bool = True,
     engine: EngineChoice = "general",
+    arrival: Arrival = RECORD_AT_A_TIME,
 ) -> ReplayStats:
     """Replay ``input_path`` into ``output_path`` (``-`` is stdin / stdout)."""
     import sys
@@ -250,7 +267,8 @@ def replay_file(
     dst = sys.stdout if output_path == "-" else open(output_path, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for chunk in _replay_chunks(defn, (line.rstrip("\n") for line in src),
-                                    eof_flush=eof_flush, stats=stats, engine=engine):
+                                    eof_flush=eof_flush, stats=stats, engine=engine,
+                                    arrival=arrival):
             if isinstance(chunk, list):
                 for e in chunk:
                     dst.write(json.dumps(e.to_json(), separators=(",", ":"), ensure_ascii=False))

@@ -33,22 +33,16 @@ class Assigner(EngineCore):
     def _apply_key(
         self, ks: KeyState, kj: str, items: list[Item], wm0: int, late: list[LateEntry]
     ) -> None:
-        """Apply one key's records of an instant (``items`` in arrival order): sessions and
-        sliding windows (fixed windows: :meth:`_apply_fixed_many`).
-
-        The result must not depend on the order inside the instant (docs/architecture.md):
-        fixed windows are independent per record; sessions are built from the latest event
-        time down, so a record whose own proto-window has expired still joins a session
-        that another record of the same instant keeps alive (the most inclusive, and the
-        only order-free, answer); sliding windows are decided on the instant's record set.
-        """
+        """Apply one key's records (``items``, in arrival order) to sessions or sliding
+        windows (fixed windows: :meth:`_apply_fixed_many`). The engine calls it with one
+        record at a time (docs/semantics.md, "Arrival model"), so each record meets the
+        sessions and held records its key's earlier records left."""
         wt = self._wtype
         if wt == "sliding":
             self._apply_sliding(ks, kj, items, wm0, late)
         elif wt == "session":
             joined = [
-                it for it in sorted(items, key=lambda it: (-it[0], it[1]))
-                if self._apply_session(ks, kj, it, wm0, late)
+                it for it in items if self._apply_session(ks, kj, it, wm0, late)
             ]
             if wm0 > NEG_INF:  # accepted-late counts go to the windows the records end in
                 for t, _, _, _ in joined:

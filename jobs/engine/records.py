@@ -95,6 +95,28 @@ class RecordBatch:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def take(self, lo: int, hi: int) -> RecordBatch:
+        """Rows ``lo:hi`` as a batch of their own (one arrival unit cut from a larger one)."""
+        return RecordBatch(
+            keys=self.keys[lo:hi],
+            event_times=self.event_times[lo:hi],
+            columns={name: col[lo:hi] for name, col in self.columns.items()},
+            records=None if self.records is None else self.records[lo:hi],
+            processing_time=self.processing_time,
+        )
+
+    def take_rows(self, rows: npt.NDArray[np.int64]) -> RecordBatch:
+        """The rows at positions ``rows`` (ascending), as a batch of their own."""
+        idx = rows.tolist()
+        return RecordBatch(
+            keys=[self.keys[i] for i in idx],
+            event_times=self.event_times[rows],
+            columns={name: (col[rows] if isinstance(col, np.ndarray) else [col[i] for i in idx])
+                     for name, col in self.columns.items()},
+            records=None if self.records is None else [self.records[i] for i in idx],
+            processing_time=self.processing_time,
+        )
+
     @classmethod
     def empty(cls, processing_time: int | None = None) -> RecordBatch:
         return cls(keys=[], event_times=np.zeros(0, dtype=np.int64), processing_time=processing_time)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from jobs.engine.arrival import Arrival
 from jobs.replay import EngineChoice, replay_lines
 from jobs.timeutil import datetime_to_ms, parse_instant
 
@@ -34,7 +35,9 @@ TIME_FIELDS = frozenset(
         "last_event_time",
     }
 )
-TOP_FIELDS = frozenset({"title", "source", "definition", "input", "eof_flush", "expected"})
+TOP_FIELDS = frozenset(
+    {"title", "source", "definition", "input", "eof_flush", "arrival", "expected"}
+)
 
 
 class TranscriptError(Exception):
@@ -50,6 +53,7 @@ class Transcript:
     input: list[dict[str, Any]]
     eof_flush: bool
     expected: list[dict[str, Any]]
+    arrival: str = "record"
 
 
 def _plain(value: Any) -> Any:
@@ -93,6 +97,7 @@ def load_transcript(path: Path) -> Transcript:
         input=[_plain(line) for line in raw["input"]],
         eof_flush=bool(raw.get("eof_flush", True)),
         expected=[_plain(e) for e in expected],
+        arrival=str(raw.get("arrival", "record")),
     )
 
 
@@ -171,7 +176,8 @@ def run_transcript(
     """(expected normalised, actual output) of one transcript."""
     defn = definition_from_mapping(t.definition)
     lines = [json.dumps(line) for line in t.input]
-    actual = list(replay_lines(defn, lines, eof_flush=t.eof_flush, engine=engine))
+    actual = list(replay_lines(defn, lines, eof_flush=t.eof_flush, engine=engine,
+                               arrival=Arrival.parse(t.arrival)))
     expected = [normalise_expected(e) for e in t.expected]
     return expected, actual
 
