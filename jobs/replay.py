@@ -3,7 +3,7 @@
 This is ``tidemark replay`` (and the engine of the transcript tests and the UI preview). Input
 is one JSON object a line: records, and control lines ``{"$processing_time": T}`` /
 ``{"$watermark": T}``. Output is one JSON object a line, in emission order: panes, late
-records, dead letters (shared/spec/windowing.md, "Replay input and output").
+records, dead letters (docs/semantics.md, "Replay").
 
 Records are fed to the engine in *arrival units* (docs/semantics.md, "Arrival model"): by
 default every record is its own unit, as in a plain event log; ``arrival=Arrival("batch")``

@@ -119,11 +119,11 @@ class EngineCore:
         applied together with the same result."""
         self._kj_cache: dict[tuple[type, Key], str] = {}
         self._records: Sequence[dict[str, Any]] | None = None
-        """The original records of the instant being ingested (for late output only)."""
+        """The original records of the unit being ingested (for late output only)."""
         # Derived indexes (never snapshotted, rebuilt from the state): windows by the global
         # watermark at which they next need attention (close, then close + allowed lateness;
         # under per-key watermarks a key's windows are scanned when its watermark moves), and
-        # by their processing-time timer. Entries are (instant, key json, window id) and are
+        # by their processing-time timer. Entries are (time, key json, window id) and are
         # checked against the window when popped, so stale ones are simply skipped.
         self._deadlines: list[tuple[int, str, int]] = []
         self._timers: list[tuple[int, str, int]] = []
@@ -194,7 +194,7 @@ class EngineCore:
         heapq.heappush(self._timers, (due, kj, window_id(start)))
 
     def _record(self, idx: int) -> dict[str, Any] | None:
-        """The original record ``idx`` of the current instant, if the host gave them."""
+        """The original record ``idx`` of the current unit, if the host gave them."""
         return self._records[idx] if self._records is not None else None
 
     def _values(self, w: WindowState) -> dict[str, Any]:

@@ -1,14 +1,13 @@
 """The windowing engine: windows, watermark, lateness, triggers and accumulation.
 
 One ``Engine`` holds all keys of one stream partition. The host drives it with four calls —
-``advance_processing_time``, ``ingest`` (one arrival instant), ``advance_watermark`` and
+``advance_processing_time``, ``ingest`` (one arrival unit), ``advance_watermark`` and
 ``end_of_input`` — and gets back the emissions in output order. Everything the engine knows
 lives in :class:`~jobs.engine.state.EngineState`, so a host can snapshot it between calls and
 resume a new engine from it.
 
-The rules implemented here are those of ``shared/spec/windowing.md``; the choices the spec
-leaves open are written down in ``docs/semantics.md`` (arrival instants, ordering of panes
-that fire together, what ``emitted_at`` is, ...). Internally minus/plus infinite watermarks
+The rules implemented here are those of ``docs/semantics.md`` (the model, the arrival model,
+the order of panes that fire together, what ``emitted_at`` is, ...). Internally minus/plus infinite watermarks
 are the sentinels ``NEG_INF``/``POS_INF`` so comparisons need no special cases.
 """
 
@@ -30,7 +29,7 @@ __all__ = ["NEG_INF", "POS_INF", "Engine", "WatermarkMode"]
 
 
 class Engine(Assigner, Firing):
-    """Runs one definition over arrival instants of many keys; see module docstring."""
+    """Runs one definition over arrival units of many keys; see module docstring."""
 
     @property
     def max_event_time(self) -> int | None:
