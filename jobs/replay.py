@@ -22,6 +22,7 @@ straight from the columns (no ``Pane`` or dict per window; byte-identical to ``j
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -196,7 +197,9 @@ def _replay_chunks(
         dead_lines = {d.line for d in dead}
         rows = [p.number for p in recs if p.number not in dead_lines]  # line of each row
         batch.processing_time = None  # arrives at the engine's current processing time
-        for lo, hi in arrival.cuts(len(batch)):
+        cuts = (_plain_log_units(defn, eng, batch, rows, {d.line for d in letters})
+                if arrival.kind == "record" else arrival.cuts(len(batch)))
+        for lo, hi in cuts:
             last = rows[hi - 1]
             before = [d for d in letters if (d.line or 0) < last]
             letters = letters[len(before):]
@@ -235,6 +238,41 @@ def _replay_chunks(
             yield from count_columns(eng.end_of_input_columns())
         else:
             yield from count(eng.end_of_input())
+
+
+def _plain_log_units(defn: Definition, eng: Any, batch: Any, rows: list[int],
+                     dead_lines: set[int | None]) -> list[tuple[int, int]]:
+    """The records of a plain log, one unit each, merged where that cannot change anything:
+    a run of records that do not move the global watermark meets one watermark either way
+    (and the engine fires count triggers after each record of a key inside a unit), so the
+    run and the record that ends it (moving the watermark once, last) are one unit. Under
+    ``scope: key``, a ``source`` watermark or the processing clock no record moves a
+    watermark another record meets, so the whole run is one unit. Units still end at dead
+    letters, which keep their place in the output. Only the speed differs from feeding one
+    record at a time (the transcripts run both ways)."""
+    n = len(batch)
+    wmd = defn.watermark
+    per_record = wmd.strategy == "bounded" and wmd.scope == "global" and (
+        not defn.uses_processing_time)
+    wm = getattr(eng, "watermark", None)
+    times = batch.event_times.tolist()
+    dead = sorted(d for d in dead_lines if d is not None)
+    cuts: list[tuple[int, int]] = []
+    lo = 0
+    for i in range(n):
+        end = i + 1 == n
+        if per_record:
+            cand = times[i] - wmd.delay
+            if wm is None or cand > wm:
+                wm = cand
+                end = True
+        if not end and dead:
+            j = bisect.bisect_right(dead, rows[i])  # a dead letter between this row and the next
+            end = j < len(dead) and dead[j] < rows[i + 1]
+        if end:
+            cuts.append((lo, i + 1))
+            lo = i + 1
+    return cuts
 
 
 def _processing_time(eng: Any) -> int | None:

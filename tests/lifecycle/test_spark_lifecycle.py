@@ -28,12 +28,12 @@ from jobs.catalog import Catalog
 from jobs.catalog import schema as catalog_schema
 from jobs.config import Settings
 from jobs.definition import load_definition
+from jobs.engine.arrival import Arrival
 from jobs.lifecycle.catalog_port import LifecycleCatalog
 from jobs.lifecycle.migration import Migrator, rollback
 from jobs.lifecycle.outbox import poll_changes
 from jobs.lifecycle.policy import RestartPolicy
 from jobs.lifecycle.reconcile import Launcher, Supervisor
-from jobs.engine.arrival import Arrival
 from jobs.replay import replay_lines
 
 pytestmark = [pytest.mark.spark, pytest.mark.heavy]
