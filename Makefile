@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 UV_VERSION := 0.13.9
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install system-deps test test-fast test-heavy lint typecheck demo demo-check bench clean
+.PHONY: install system-deps test test-fast test-heavy lint typecheck demo demo-check bench peer-fixtures clean
 
 $(STAMP): requirements.lock pyproject.toml $(wildcard jobs/jvmdeps/bundles/*/*)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -54,6 +54,11 @@ demo-check: install
 
 bench: install
 	$(BIN)/python benchmarks/replay_throughput.py
+
+# Regenerates tests/peers/fixtures/ by running Bytewax 0.21.1 itself, in a virtualenv it makes
+# outside the repository (~/.cache/tidemark-peers, or TIDEMARK_PEERS_HOME); docs/semantics.md.
+peer-fixtures: install
+	$(BIN)/python tests/peers/bytewax_fixtures.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

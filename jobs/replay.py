@@ -3,18 +3,20 @@
 This is ``tidemark replay`` (and the engine of the transcript tests and the UI preview). Input
 is one JSON object a line: records, and control lines ``{"$processing_time": T}`` /
 ``{"$watermark": T}``. Output is one JSON object a line, in emission order: panes, late
-records, dead letters (shared/spec/windowing.md, "Replay input and output").
+records, dead letters (docs/semantics.md, "Replay").
 
-Record lines between two control lines form one *arrival instant* (docs/architecture.md). The
-processing time before the first ``$processing_time`` line is that line's time (so a file that
+Records are fed to the engine in *arrival units* (docs/semantics.md, "Arrival model"): by
+default every record is its own unit, as in a plain event log; ``arrival=Arrival("batch")``
+makes the records between two control lines one micro-batch (``batch:N``: every N records), to
+mirror a Spark job's micro-batches. Control lines always end a unit. The processing time before the first ``$processing_time`` line is that line's time (so a file that
 starts with records does not "wait" from 1970 until its first clock line), or 0 when the file
 has no such line. Malformed lines never stop the run: they become ``dead_letter`` lines,
-emitted in line order just before the output of the instant they belong to. Malformed means:
+emitted in line order just before the output of the unit whose records follow them. Malformed means:
 not UTF-8 (a raw invalid byte), not JSON, not a JSON object, a string with a lone surrogate
 (``"\\ud800"``: not Unicode text, and not writable as UTF-8), nested deeper than
 :data:`MAX_RECORD_DEPTH`, a control line that is not exactly one known ``$`` key, an instant
 outside the representable range, or a ``$processing_time`` that goes backwards (that one is
-reported and ignored: it does not end the arrival instant it stands in).
+reported and ignored: it does not end the arrival unit it stands in).
 
 With the vectorized engine the fired windows come out as columns
 (:class:`jobs.engine.vectorized.columns.FinalPanes`): ``replay_file`` formats their output lines
@@ -25,6 +27,7 @@ straight from the columns (no ``Pane`` or dict per window; byte-identical to ``j
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from jobs.definition.limits import nesting_of
 from jobs.definition.model import Definition
 from jobs.engine import Engine, make_engine
+from jobs.engine.arrival import Arrival
 from jobs.engine.extract import RecordExtractor, instant_problem
 from jobs.engine.records import DeadLetter, Emission
 from jobs.timeutil import TimeParseError, parse_instant
@@ -48,6 +52,7 @@ PROGRESS_EVERY = 10_000
 MAX_RECORD_DEPTH = 64
 """Nesting of objects and arrays in one input line; a deeper line is a dead letter."""
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+RECORD_AT_A_TIME = Arrival("record")
 
 
 @dataclass
@@ -184,9 +189,11 @@ def replay_lines(
     eof_flush: bool = True,
     stats: ReplayStats | None = None,
     engine: EngineChoice = "general",
+    arrival: Arrival = RECORD_AT_A_TIME,
 ) -> Iterator[dict[str, Any]]:
     """The replay output objects of ``lines`` (JSON text, or already parsed objects)."""
-    for chunk in _replay_chunks(defn, lines, eof_flush=eof_flush, stats=stats, engine=engine):
+    for chunk in _replay_chunks(defn, lines, eof_flush=eof_flush, stats=stats, engine=engine,
+                                arrival=arrival):
         if isinstance(chunk, list):
             for e in chunk:
                 yield e.to_json()
@@ -202,6 +209,7 @@ def _replay_chunks(
     eof_flush: bool,
     stats: ReplayStats | None,
     engine: EngineChoice,
+    arrival: Arrival = RECORD_AT_A_TIME,
 ) -> Iterator[list[Emission] | FinalPanes]:
     """The replay output in order, as chunks: lists of emissions (objects) and, from an engine
     with columnar output (the vectorized one), the fired windows of a call as columns. Counts
@@ -245,6 +253,8 @@ def _replay_chunks(
             yield out.panes
 
     def flush() -> Iterator[list[Emission] | FinalPanes]:
+        """Feed the records since the last control line as arrival units (``arrival``); a
+        dead letter goes out just before the unit its line precedes."""
         if not pending:
             return
         recs = [p for p in pending if p.kind == "record"]
@@ -255,13 +265,22 @@ def _replay_chunks(
         )
         st.records += len(batch)
         letters = sorted([*bad, *dead], key=lambda d: d.line or 0)
-        yield from count(letters)
-        if len(batch):
-            batch.processing_time = None  # arrives at the engine's current processing time
+        dead_lines = {d.line for d in dead}
+        rows = [p.number for p in recs if p.number not in dead_lines]  # line of each row
+        batch.processing_time = None  # arrives at the engine's current processing time
+        cuts = (_plain_log_units(defn, eng, batch, rows, {d.line for d in letters})
+                if arrival.kind == "record" else arrival.cuts(len(batch)))
+        for lo, hi in cuts:
+            last = rows[hi - 1]
+            before = [d for d in letters if (d.line or 0) < last]
+            letters = letters[len(before):]
+            yield from count(before)
+            unit = batch if (lo, hi) == (0, len(batch)) else batch.take(lo, hi)
             if columnar:
-                yield from count_columns(eng.ingest_columns(batch))
+                yield from count_columns(eng.ingest_columns(unit))
             else:
-                yield from count(eng.ingest(batch))
+                yield from count(eng.ingest(unit))
+        yield from count(letters)
 
     for parsed in _chain(head, it):
         st.lines = parsed.number
@@ -292,6 +311,41 @@ def _replay_chunks(
             yield from count_columns(eng.end_of_input_columns())
         else:
             yield from count(eng.end_of_input())
+
+
+def _plain_log_units(defn: Definition, eng: Any, batch: Any, rows: list[int],
+                     dead_lines: set[int | None]) -> list[tuple[int, int]]:
+    """The records of a plain log, one unit each, merged where that cannot change anything:
+    a run of records that do not move the global watermark meets one watermark either way
+    (and the engine fires count triggers after each record of a key inside a unit), so the
+    run and the record that ends it (moving the watermark once, last) are one unit. Under
+    ``scope: key``, a ``source`` watermark or the processing clock no record moves a
+    watermark another record meets, so the whole run is one unit. Units still end at dead
+    letters, which keep their place in the output. Only the speed differs from feeding one
+    record at a time (the transcripts run both ways)."""
+    n = len(batch)
+    wmd = defn.watermark
+    per_record = wmd.strategy == "bounded" and wmd.scope == "global" and (
+        not defn.uses_processing_time)
+    wm = getattr(eng, "watermark", None)
+    times = batch.event_times.tolist()
+    dead = sorted(d for d in dead_lines if d is not None)
+    cuts: list[tuple[int, int]] = []
+    lo = 0
+    for i in range(n):
+        end = i + 1 == n
+        if per_record:
+            cand = times[i] - wmd.delay
+            if wm is None or cand > wm:
+                wm = cand
+                end = True
+        if not end and dead:
+            j = bisect.bisect_right(dead, rows[i])  # a dead letter between this row and the next
+            end = j < len(dead) and dead[j] < rows[i + 1]
+        if end:
+            cuts.append((lo, i + 1))
+            lo = i + 1
+    return cuts
 
 
 def _processing_time(eng: Any) -> int | None:
@@ -325,6 +379,7 @@ def replay_file(
     eof_flush: bool = True,
     engine: EngineChoice = "general",
     progress: Callable[[int], None] | None = None,
+    arrival: Arrival = RECORD_AT_A_TIME,
 ) -> ReplayStats:
     """Replay ``input_path`` into ``output_path`` (``-`` is stdin / stdout). ``progress`` is
     called with the number of input lines read, every :data:`PROGRESS_EVERY` lines."""
@@ -336,7 +391,8 @@ def replay_file(
     dst = sys.stdout if output_path == "-" else open(output_path, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for chunk in _replay_chunks(defn, _read_lines(src, progress),
-                                    eof_flush=eof_flush, stats=stats, engine=engine):
+                                    eof_flush=eof_flush, stats=stats, engine=engine,
+                                    arrival=arrival):
             if isinstance(chunk, list):
                 for e in chunk:
                     dst.write(json.dumps(e.to_json(), separators=(",", ":"), ensure_ascii=False))

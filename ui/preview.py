@@ -1,10 +1,12 @@
 """The live preview: the definition run by the replay engine over a sample of the source.
 
 The preview runs in the UI process with the pure engine (no Spark): the same engine the Spark
-job and ``tidemark replay`` use, so the panes shown are the panes the job would emit for that
-input. A sample is either the first records of the source directory (files in modification
-order, as Spark's file source reads them) or JSON lines the user pastes/uploads; pasted samples
-may contain replay control lines (``{"$processing_time": T}``) to show early/late behaviour.
+job and ``tidemark replay`` use, fed in the same arrival units (docs/semantics.md, "Arrival
+model"), so the panes shown are the panes the job would emit for that input. A sample is
+either the first records of the source directory, cut into the job's micro-batches (files in
+modification order, ``maxFilesPerTrigger`` files per batch, as Spark's file source reads them),
+or JSON lines the user pastes, read as a plain log (one record at a time) or as micro-batches
+between ``{"$processing_time": T}`` lines. The result says which model it used.
 
 Pure: no Streamlit here.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.definition.model import Definition, Source
+from jobs.engine.arrival import Arrival
 from jobs.timeutil import datetime_to_ms, ms_to_iso
 
 DEFAULT_SAMPLE = 500
@@ -33,6 +36,12 @@ class Sample:
     """Where they came from, for the caption under the preview."""
     problems: list[str] = field(default_factory=list)
     """Lines that are not JSON objects (they become dead letters in a job)."""
+    arrival: Arrival = field(default_factory=Arrival)
+    """How the lines arrive: one record at a time, or micro-batches between control lines."""
+    model: str = "a plain event log: one record at a time"
+    """The arrival model in words, for the caption under the preview."""
+    clock: bool = False
+    """Whether the sample's own lines move processing time (else every pane is at time 0)."""
 
 
 @dataclass
@@ -41,6 +50,10 @@ class PreviewResult:
     late: list[dict[str, Any]]
     dead_letters: list[dict[str, Any]]
     records: int
+
+
+BATCH_END = {"$processing_time": 0}
+"""Ends a micro-batch without moving the clock (an equal processing time only ends a unit)."""
 
 
 def _plain(value: Any) -> Any:
@@ -83,7 +96,16 @@ def parse_jsonl(text: str, origin: str, limit: int = DEFAULT_SAMPLE) -> Sample:
                 break
             records += 1
         lines.append(obj)
-    return Sample(lines, origin, problems)
+    return Sample(lines, origin, problems,
+                  clock=any("$processing_time" in obj for obj in lines))
+
+
+def as_micro_batches(sample: Sample) -> Sample:
+    """The pasted ``sample`` read as a job's micro-batches: the records between two
+    ``$processing_time`` lines arrive together (``tidemark replay --arrival batch``)."""
+    return Sample(sample.lines, sample.origin, sample.problems, Arrival("batch"),
+                  "micro-batches: the records between two $processing_time lines arrive "
+                  "together, as in a Spark job", sample.clock)
 
 
 def data_files(root: Path) -> list[Path]:
@@ -108,9 +130,12 @@ def source_sample(source: Source, limit: int = DEFAULT_SAMPLE) -> Sample | None:
     problems: list[str] = []
     fmt = source.format or "json"
     used = 0
+    per_batch = _files_per_trigger(source)
     for path in data_files(root):
         if len(lines) >= limit:
             break
+        if used and used % per_batch == 0:
+            lines.append(dict(BATCH_END))  # the job's next micro-batch starts here
         used += 1
         room = limit - len(lines)
         if fmt == "json":
@@ -131,19 +156,32 @@ def source_sample(source: Source, limit: int = DEFAULT_SAMPLE) -> Sample | None:
                 lines.append({k: _plain(v) for k, v in row.items()})
     if not lines and not problems:
         return None
-    return Sample(lines, f"first {len(lines)} records of {used} file(s) in {root}", problems)
+    records = sum(1 for obj in lines if "$processing_time" not in obj)
+    files = "file" if per_batch == 1 else f"{per_batch} files"
+    return Sample(lines, f"first {records} records of {used} file(s) in {root}", problems,
+                  Arrival("batch"),
+                  f"the job's micro-batches: one per {files} (maxFilesPerTrigger), each judged "
+                  "against the watermark the previous one set; within a key, records one at "
+                  "a time in file and line order")
 
 
-def run_preview(defn: Definition, lines: Iterable[dict[str, Any]]) -> PreviewResult:
-    """Run ``defn`` over ``lines`` exactly as ``tidemark replay`` would (end of input closes
-    every window) and return its output objects by type."""
+def _files_per_trigger(source: Source) -> int:
+    """Files per micro-batch of a files source (its ``maxFilesPerTrigger``, default 1)."""
+    text = str(dict(source.options).get("maxFilesPerTrigger", "1"))
+    return int(text) if text.isdigit() and int(text) > 0 else 1
+
+
+def run_preview(defn: Definition, lines: Iterable[dict[str, Any]],
+                arrival: Arrival | None = None) -> PreviewResult:
+    """Run ``defn`` over ``lines`` exactly as ``tidemark replay --arrival`` would (end of input
+    closes every window) and return its output objects by type."""
     from jobs.replay import replay_lines
 
     panes: list[dict[str, Any]] = []
     late: list[dict[str, Any]] = []
     dead: list[dict[str, Any]] = []
     materialised = list(lines)
-    for out in replay_lines(defn, materialised):
+    for out in replay_lines(defn, materialised, arrival=arrival or Arrival()):
         kind = out.get("type")
         if kind == "pane":
             panes.append(out)

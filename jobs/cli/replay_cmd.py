@@ -34,6 +34,14 @@ def register(subparsers: Any) -> None:
         help="do not move the watermark to +infinity at end of input",
     )
     p.add_argument(
+        "--arrival",
+        default="record",
+        metavar="record|batch|batch:N",
+        help="how records arrive (docs/semantics.md, 'Arrival model'): 'record' (default, a "
+        "plain event log: one record at a time), 'batch' (the records between two control "
+        "lines are one micro-batch, as a Spark job's), 'batch:N' (micro-batches of N records)",
+    )
+    p.add_argument(
         "--engine",
         choices=("general", "auto", "vectorized"),
         default="general",
@@ -70,7 +78,14 @@ class ReplayProgress:
 def run(args: argparse.Namespace) -> int:
     from jobs.definition import DefinitionError, load_definition
     from jobs.engine import EngineError
+    from jobs.engine.arrival import Arrival
     from jobs.replay import replay_file
+
+    try:
+        arrival = Arrival.parse(args.arrival)
+    except EngineError as exc:
+        print(f"tidemark replay: --{exc}", file=sys.stderr)
+        return 2
 
     try:
         defn = load_definition(Path(args.definition).read_text(encoding="utf-8"))
@@ -85,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         stats = replay_file(
             defn, args.input, args.output, eof_flush=args.eof_flush, engine=args.engine,
             progress=progress,
+            arrival=arrival,
         )
     except OSError as exc:
         print(f"tidemark replay: {exc.filename}: {exc.strerror}", file=sys.stderr)

@@ -47,6 +47,10 @@ def make_engine(
             if vectorized:
                 raise
         else:
-            if vectorized or qualifies(defn):
+            from jobs.engine.vectorized.engine import VectorizedState
+
+            # a vectorized state stays with its engine (it hands over to the general engine
+            # by itself where the arrays cannot model the input)
+            if vectorized or qualifies(defn) or isinstance(state, VectorizedState):
                 return VectorizedEngine(defn, state=state, watermark=watermark)
     return Engine(defn, state=state, watermark=watermark)

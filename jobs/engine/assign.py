@@ -1,10 +1,11 @@
-"""Assignment: which windows each record of an instant joins, or misses.
+"""Assignment: which windows each record of an arrival unit joins, or misses.
 
 Tumbling/hopping/global windows come from arithmetic; sessions merge by overlap (any change
 of bounds is a new window that inherits the replaced windows' aggregates, pending elements,
 earliest timer and, in retracting mode, their last panes to retract); sliding windows
 (KIP-450) are created from the key's held records. Lateness is judged against the watermark
-as it stood before the instant (``wm0``).
+that applies to the record (``wm0``: the global one from before the unit, or its key's
+as the key's earlier records left it).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from jobs.engine.windows import (
 )
 
 Item = tuple[int, int, list[Any], int]
-"""One record of an instant: (event time, arrival sequence, aggregation inputs, batch index)."""
+"""One record of a unit: (event time, arrival sequence, aggregation inputs, batch index)."""
 
 
 class Assigner(EngineCore):
@@ -33,22 +34,16 @@ class Assigner(EngineCore):
     def _apply_key(
         self, ks: KeyState, kj: str, items: list[Item], wm0: int, late: list[LateEntry]
     ) -> None:
-        """Apply one key's records of an instant (``items`` in arrival order): sessions and
-        sliding windows (fixed windows: :meth:`_apply_fixed_many`).
-
-        The result must not depend on the order inside the instant (docs/architecture.md):
-        fixed windows are independent per record; sessions are built from the latest event
-        time down, so a record whose own proto-window has expired still joins a session
-        that another record of the same instant keeps alive (the most inclusive, and the
-        only order-free, answer); sliding windows are decided on the instant's record set.
-        """
+        """Apply one key's records (``items``, in arrival order) to sessions or sliding
+        windows (fixed windows: :meth:`_apply_fixed_many`). The engine calls it with one
+        record at a time (docs/semantics.md, "Arrival model"), so each record meets the
+        sessions and held records its key's earlier records left."""
         wt = self._wtype
         if wt == "sliding":
             self._apply_sliding(ks, kj, items, wm0, late)
         elif wt == "session":
             joined = [
-                it for it in sorted(items, key=lambda it: (-it[0], it[1]))
-                if self._apply_session(ks, kj, it, wm0, late)
+                it for it in items if self._apply_session(ks, kj, it, wm0, late)
             ]
             if wm0 > NEG_INF:  # accepted-late counts go to the windows the records end in
                 for t, _, _, _ in joined:
@@ -74,9 +69,9 @@ class Assigner(EngineCore):
         late: list[LateEntry],
         added: dict[tuple[str, int], tuple[KeyState, WindowState]] | None,
     ) -> int:
-        """:meth:`_apply_fixed` for all of one key's records of an instant (batch positions
+        """:meth:`_apply_fixed` for one key's records of a unit (batch positions
         ``idxs``, in arrival order), without building a per-record item; records every window
-        that received one into ``added``. Returns the key's max event time in the instant."""
+        that received one into ``added``. Returns the key's max event time among them."""
         wt = self._wtype
         size, step, align = self._size, self._step, self._align
         windows = ks.windows
@@ -191,13 +186,14 @@ class Assigner(EngineCore):
     def _apply_sliding(
         self, ks: KeyState, kj: str, items: list[Item], wm0: int, late: list[LateEntry]
     ) -> None:
-        """KIP-450 windows for one key's records of an instant, decided on the record set.
+        """KIP-450 windows for one key's records (the engine passes one at a time), decided on
+        the held record set.
 
-        All the instant's records are held first; then, repeatedly, a record every window of
+        The records are held first; then, repeatedly, a record every window of
         which (computed on the records still held) has expired is dropped - it has no effect
         at all, so it may take a window another record relied on with it, hence the repeat.
         The survivors join their live windows, create the new ones (built from the held
-        records, so order inside the instant does not matter) and open their right windows.
+        records) and open their right windows.
         """
         size = self._size
         recs = ks.records

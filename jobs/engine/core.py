@@ -109,13 +109,21 @@ class EngineCore:
         Spark host, global scope): each watermark the host hands in is a candidate base, taken
         at the engine's current processing time (see ``Engine.advance_watermark``)."""
         self._key_scope = self._bounded and wmd.scope == "key"
+        plan = self._plan
+        self._per_record_firing = self._key_scope or any(
+            part is not None and part.kind == "count" for part in (plan.early, plan.late)
+        )
+        """Something can fire between two records of a key within one arrival unit (the key's
+        own watermark moves, or a count trigger is due): the engine then fires after each
+        record. Otherwise panes only fire when the unit ends, and a key's records can be
+        applied together with the same result."""
         self._kj_cache: dict[tuple[type, Key], str] = {}
         self._records: Sequence[dict[str, Any]] | None = None
-        """The original records of the instant being ingested (for late output only)."""
+        """The original records of the unit being ingested (for late output only)."""
         # Derived indexes (never snapshotted, rebuilt from the state): windows by the global
         # watermark at which they next need attention (close, then close + allowed lateness;
         # under per-key watermarks a key's windows are scanned when its watermark moves), and
-        # by their processing-time timer. Entries are (instant, key json, window id) and are
+        # by their processing-time timer. Entries are (time, key json, window id) and are
         # checked against the window when popped, so stale ones are simply skipped.
         self._deadlines: list[tuple[int, str, int]] = []
         self._timers: list[tuple[int, str, int]] = []
@@ -186,7 +194,7 @@ class EngineCore:
         heapq.heappush(self._timers, (due, kj, window_id(start)))
 
     def _record(self, idx: int) -> dict[str, Any] | None:
-        """The original record ``idx`` of the current instant, if the host gave them."""
+        """The original record ``idx`` of the current unit, if the host gave them."""
         return self._records[idx] if self._records is not None else None
 
     def _values(self, w: WindowState) -> dict[str, Any]:

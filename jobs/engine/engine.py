@@ -1,14 +1,13 @@
 """The windowing engine: windows, watermark, lateness, triggers and accumulation.
 
 One ``Engine`` holds all keys of one stream partition. The host drives it with four calls —
-``advance_processing_time``, ``ingest`` (one arrival instant), ``advance_watermark`` and
+``advance_processing_time``, ``ingest`` (one arrival unit), ``advance_watermark`` and
 ``end_of_input`` — and gets back the emissions in output order. Everything the engine knows
 lives in :class:`~jobs.engine.state.EngineState`, so a host can snapshot it between calls and
 resume a new engine from it.
 
-The rules implemented here are those of ``shared/spec/windowing.md``; the choices the spec
-leaves open are written down in ``docs/semantics.md`` (arrival instants, ordering of panes
-that fire together, what ``emitted_at`` is, ...). Internally minus/plus infinite watermarks
+The rules implemented here are those of ``docs/semantics.md`` (the model, the arrival model,
+the order of panes that fire together, what ``emitted_at`` is, ...). Internally minus/plus infinite watermarks
 are the sentinels ``NEG_INF``/``POS_INF`` so comparisons need no special cases.
 """
 
@@ -30,7 +29,7 @@ __all__ = ["NEG_INF", "POS_INF", "Engine", "WatermarkMode"]
 
 
 class Engine(Assigner, Firing):
-    """Runs one definition over arrival instants of many keys; see module docstring."""
+    """Runs one definition over arrival units of many keys; see module docstring."""
 
     @property
     def max_event_time(self) -> int | None:
@@ -68,9 +67,15 @@ class Engine(Assigner, Firing):
         return out
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
-        """Apply one arrival instant: lateness is judged against the watermark before the
-        instant; then the watermark advances from the instant's records and what it passes
-        fires. Late lines come first (in arrival order), then panes."""
+        """Apply one arrival unit (docs/semantics.md, "Arrival model").
+
+        Within a key, records apply one at a time in arrival order: each is judged against
+        the key's watermark as the key's earlier records left it (under ``scope: key`` they
+        move it) and the key's count triggers run after each record. The global watermark
+        (``scope: global``) is the one before the unit for every record; it advances from
+        the unit's records once, at the end, and what it passes fires. Output: each record's
+        late lines then the panes it fired, in arrival order; then the unit's closing panes.
+        """
         st = self.state
         if st.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
@@ -109,46 +114,81 @@ class Engine(Assigner, Firing):
                 by_kj.setdefault(self._kj(k), []).append(i)
         self._records = batch.records  # read only for dropped records (may be lazy)
         late: list[LateEntry] = []
-        touched: list[tuple[KeyState, int]] = []
+        # (arrival index, emissions) of records that fired something on their own
+        per_record: list[tuple[int, list[Emission]]] = []
+        touched: dict[str, tuple[KeyState, int]] = {}
         fixed = self._wtype in ("tumbling", "hopping", "global")
+        step = self._per_record_firing
         # windows that received records (global watermark, fixed windows): the only ones of
-        # the touched keys that the firing below needs to run
+        # the touched keys that the closing firing needs to run
         added: dict[tuple[str, int], tuple[KeyState, WindowState]] | None = (
             {} if fixed and not self._key_scope else None
         )
+        inputs: list[Sequence[Any]] = []
         if fixed:
-            n_ = len(keys)
-            inputs = [[1] * n_ if c is None else c for c in cols]
+            inputs = [[1] * n if c is None else c for c in cols]
         for kj, idxs in by_kj.items():
             ks = st.keys.get(kj)
             if ks is None:
                 ks = st.keys[kj] = KeyState(key=plain_key(keys[idxs[0]]))
-            wm0 = self._wm(ks)
-            if fixed:
-                kmax = self._apply_fixed_many(ks, kj, idxs, times, inputs, base, wm0, late,
-                                              added)
+            if fixed and not step:
+                # fixed windows, nothing fires between records: applying the key's records
+                # together is applying them one at a time
+                kmax = self._apply_fixed_many(ks, kj, idxs, times, inputs, base,
+                                              self._wm(ks), late, added)
             else:
-                # arrival sequence = batch position: it breaks event-time ties
-                items = [(times[i], base + i, [1 if c is None else c[i] for c in cols], i)
-                         for i in idxs]
-                kmax = max(it[0] for it in items)
-                self._apply_key(ks, kj, items, wm0, late)
+                kmax = NEG_INF
+                for i in idxs:
+                    if kj not in st.keys:  # forgotten by a firing: it comes back as new
+                        ks = st.keys[kj] = KeyState(key=plain_key(keys[i]))
+                    mine: list[LateEntry] = late if not step else []
+                    wins: dict[tuple[str, int], tuple[KeyState, WindowState]] | None = (
+                        {} if added is not None else None
+                    )
+                    wm = self._wm(ks)
+                    if fixed:
+                        t = self._apply_fixed_many(ks, kj, [i], times, inputs, base, wm,
+                                                   mine, wins)
+                    else:
+                        t = times[i]
+                        item = (t, base + i, [1 if c is None else c[i] for c in cols], i)
+                        self._apply_key(ks, kj, [item], wm, mine)
+                    if wins is not None and added is not None:
+                        added.update(wins)
+                    kmax = max(kmax, t)
+                    if ks.max_event_time is None or t > ks.max_event_time:
+                        ks.max_event_time = t
+                    if not step:
+                        continue
+                    # the record's own panes (count triggers) at the watermark it met, then
+                    # (scope: key) what the key's watermark passes as the record moves it
+                    fired = self._fire([ks], wins)
+                    if self._key_scope:
+                        before = ks.watermark
+                        self._raise_key_watermark(ks, t - self._delay, now)
+                        if ks.watermark != before:
+                            fired += self._fire([ks])
+                    if mine or fired:
+                        mine.sort(key=lambda x: x[1])
+                        per_record.append((i, [x[2] for x in mine] + fired))
             if ks.max_event_time is None or kmax > ks.max_event_time:
                 ks.max_event_time = kmax
-            touched.append((ks, kmax))
+            touched[kj] = (ks, kmax)
         self._records = None
-        bmax = max(k for _, k in touched)
+        bmax = max(k for _, k in touched.values())
         if st.max_event_time is None or bmax > st.max_event_time:
             st.max_event_time = bmax
-        late.sort(key=lambda x: (x[0], x[1]))
-        out.extend(x[2] for x in late)
-        if self._bounded:
-            if self._key_scope:
-                for ks, kmax in touched:
-                    self._raise_key_watermark(ks, kmax - self._delay, now)
-            else:
-                self._raise_global_watermark(bmax - self._delay, now)
-        out.extend(self._fire([ks for ks, _ in touched], added))
+        if step:
+            per_record.sort(key=lambda x: x[0])
+            for _, em in per_record:
+                out.extend(em)
+        else:
+            late.sort(key=lambda x: (x[0], x[1]))
+            out.extend(x[2] for x in late)
+        if self._bounded and not self._key_scope:
+            self._raise_global_watermark(bmax - self._delay, now)
+        scan = [ks for kj, (ks, _) in touched.items() if st.keys.get(kj) is ks]
+        out.extend(self._fire(scan, added))
         return out
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:

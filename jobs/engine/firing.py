@@ -28,7 +28,7 @@ class Firing(EngineCore):
     ) -> list[Emission]:
         """Run windows through their triggers at the current watermark: every window of the
         keys in ``scan`` (they received records, or their own watermark moved) — or, when
-        ``windows`` is given, only those (the windows an instant added records to: under a
+        ``windows`` is given, only those (the windows a unit added records to: under a
         global watermark the other windows of those keys are exactly as their last run left
         them) — and, under a global watermark, every window whose deadline it has reached.
         Panes that fire together come out by window end, key JSON, window start."""

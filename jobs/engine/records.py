@@ -1,10 +1,10 @@
 """What goes into the engine and what comes out of it.
 
 These types are the contract between the engine, the vectorized fast path, the Spark runtime
-and ``tidemark replay``: input arrives as a columnar :class:`RecordBatch` (one arrival instant,
+and ``tidemark replay``: input arrives as a columnar :class:`RecordBatch` (one arrival unit,
 all keys at once, so the host never calls the engine once per record), and every output is an
 :class:`Emission` whose ``to_json()`` is *exactly* the replay output object of
-``shared/spec/windowing.md`` (so the replay CLI, the transcript tests and the Spark sink all
+``docs/semantics.md`` (so the replay CLI, the transcript tests and the Spark sink all
 print the same thing).
 
 Instants are ``int`` epoch milliseconds. A watermark of ``None`` in a pane means "no finite
@@ -92,12 +92,12 @@ def jsonable(value: Any) -> Any:
 
 @dataclass(slots=True)
 class RecordBatch:
-    """One arrival instant of records, columnar.
+    """One arrival unit of records, columnar, in arrival order.
 
     ``columns`` maps an aggregation *name* to its already evaluated input values (one per
     record); ``count`` without ``of`` needs no column. ``records`` (the original records) is
     optional and only used to echo dropped records in late output. ``processing_time`` is the
-    arrival instant; ``None`` means "the engine's current processing time".
+    arrival time; ``None`` means "the engine's current processing time".
     """
 
     keys: list[Key]
@@ -121,6 +121,28 @@ class RecordBatch:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def take(self, lo: int, hi: int) -> RecordBatch:
+        """Rows ``lo:hi`` as a batch of their own (one arrival unit cut from a larger one)."""
+        return RecordBatch(
+            keys=self.keys[lo:hi],
+            event_times=self.event_times[lo:hi],
+            columns={name: col[lo:hi] for name, col in self.columns.items()},
+            records=None if self.records is None else self.records[lo:hi],
+            processing_time=self.processing_time,
+        )
+
+    def take_rows(self, rows: npt.NDArray[np.int64]) -> RecordBatch:
+        """The rows at positions ``rows`` (ascending), as a batch of their own."""
+        idx = rows.tolist()
+        return RecordBatch(
+            keys=[self.keys[i] for i in idx],
+            event_times=self.event_times[rows],
+            columns={name: (col[rows] if isinstance(col, np.ndarray) else [col[i] for i in idx])
+                     for name, col in self.columns.items()},
+            records=None if self.records is None else [self.records[i] for i in idx],
+            processing_time=self.processing_time,
+        )
 
     @classmethod
     def empty(cls, processing_time: int | None = None) -> RecordBatch:

@@ -3,7 +3,8 @@
 Records are grouped by ``bucket = pmod(xxhash64(key), buckets)``; Spark calls the stateful
 processor (``transformWithStateInPandas``, RocksDB) once per bucket and micro-batch with all of
 that bucket's records as columnar pandas frames. The processor restores one engine (all keys of
-the bucket) from the bucket's state blob, feeds it the batch as ONE arrival instant, and saves
+the bucket) from the bucket's state blob, feeds it the batch as ONE arrival unit (its records
+in arrival order, restored after the shuffle from the source's order columns), and saves
 the blob back: one Python call and one state round trip per bucket, never per key. Spark
 places a grouping value on shuffle partition ``pmod(hash(value), partitions)``, so the value of
 bucket ``i`` is chosen to land on partition ``i % partitions`` (``spread_bucket_keys``; the
@@ -128,6 +129,8 @@ class HostConfig:
     time_mode: TimeMode = "EventTime"
     """``ProcessingTime``: every bucket is woken at every micro-batch, data or not (see
     :func:`~jobs.definition.execution.needs_clock`); ``EventTime``: by records and watermark advances only."""
+    order_columns: tuple[str, ...] = ()
+    """Columns that sort a batch's records into arrival order (``sources.ORDER_COLUMNS``)."""
 
 
 class _LazyRecords(Sequence[dict[str, Any]]):
@@ -532,6 +535,12 @@ def previous_batch_time(cfg: HostConfig) -> int | None:
 def _restore(state_cls: Any, snap: dict[str, Any]) -> Any:
     """Restore without the defensive copy where the engine offers it (the dict was just
     parsed from the blob and is used for nothing else)."""
+    if snap.get("engine") == "vectorized" and state_cls.__name__ != "VectorizedState":
+        # a store written by the vectorized engine for a definition that no longer picks it
+        # (``scope: key``): it is restored as it is, and the engine hands over by itself
+        from jobs.engine.vectorized.engine import VectorizedState
+
+        state_cls = VectorizedState
     try:
         return state_cls.restore(snap, copy_data=False)
     except TypeError:
@@ -689,6 +698,11 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
             frame = pd.concat(list(rows), ignore_index=True)
             # pyspark renames columns that start with "__" (to "_<position>"): go by position
             frame.columns = list(cfg.input_columns)
+            if cfg.order_columns:
+                # the shuffle does not keep the batch's arrival order: restore it (files:
+                # modification time, path, position; docs/semantics.md, "Spark")
+                frame = frame.sort_values(list(cfg.order_columns), kind="stable",
+                                          ignore_index=True)
             if cfg.source_kinds is not None:  # dead letters are split off here, not by the gate
                 if cfg.arrival:  # the gate's arrival mark: max over all records, dead too
                     a = frame[ARRIVAL].max()
@@ -902,6 +916,7 @@ def build_engine_stream(
     dead_kinds: tuple[str, ...] | None = None, corrupt_column: str | None = None,
     ident: tuple[str, int, str] = ("", 0, ""),
     mode: TimeMode = "EventTime",
+    order: tuple[str, ...] = (),
 ) -> DataFrame:
     """The engine-hosting stateful stream. ``gated`` is the gate's output, or, with
     ``dead_kinds`` (see :func:`dead_letter_kinds`), the projection itself (with the corrupt
@@ -925,7 +940,7 @@ def build_engine_stream(
         input_columns=(BUCKET, KEY, EVENT_TIME,
                        *aggs,
                        *source_columns, *((ARRIVAL,) if arrival else ()),
-                       *((DEAD,) if dead_kinds is not None else ())),
+                       *((DEAD,) if dead_kinds is not None else ()), *order),
         checkpoint=checkpoint,
         side_root=side_root,
         arrival=arrival,
@@ -933,6 +948,7 @@ def build_engine_stream(
         source_kinds=dead_kinds,
         ident=ident,
         time_mode=mode,
+        order_columns=order,
     )
     shift = SHIFT_FLOOR
     keep = [KEY, EVENT_TIME, *aggs,
@@ -946,6 +962,7 @@ def build_engine_stream(
             defn.key is not None, source_columns, corrupt_column or ""))
         ts = F.when(F.col(DEAD).isNull(), ts)
         keep.append(DEAD)
+    keep.extend(order)
     stream = (
         gated.withColumn("__ts", ts)
         .withWatermark("__ts", f"{defn.watermark.delay} milliseconds")

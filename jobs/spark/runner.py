@@ -39,7 +39,7 @@ from jobs.spark.path_guard import claim_path
 from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
 from jobs.spark.sinks import PANE_COLUMNS, pane_frame, pane_projection, write_panes
-from jobs.spark.sources import read_stream
+from jobs.spark.sources import ORDER_COLUMNS, arrival_order_columns, read_stream
 from jobs.spark.state_rows import (
     TRACK_CONF,
     StateRowCounter,
@@ -137,6 +137,10 @@ class JobRunner:
             raw_key = choose_key_layout(
                 ctx.checkpoint, raw_key_possible(defn, src)) == "raw"
         projection = build_projection(defn, src.schema, src, raw_key=raw_key)
+        if not ctx.plan.native:
+            # the engine path restores each batch's arrival order after the shuffle
+            projected = src.select(*projection.columns, *arrival_order_columns(src, defn))
+            return self._engine_writer(projected, projection)
         projected = src.select(*projection.columns)
         if not ctx.plan.native:
             return self._engine_writer(projected, projection)
@@ -151,7 +155,8 @@ class JobRunner:
         size, step = window_step(defn) if native else (1, 1)
         extra: tuple[str, ...] = ()
         if not native:
-            extra = tuple(projection.source_columns)
+            extra = tuple(projection.source_columns) + tuple(
+                c for c in ORDER_COLUMNS if c in projected.columns)
             if self.options.arrival_column:
                 projected = projected.withColumn(
                     ARRIVAL, F.col(f"`{self.options.arrival_column}`").cast("bigint"))
@@ -242,6 +247,7 @@ class JobRunner:
         self.time_mode = time_mode(defn, ctx.checkpoint)
         out = build_engine_stream(staged, defn, projection.source_columns, buckets,
                                   arrival=bool(self.options.arrival_column),
+                                  order=tuple(c for c in ORDER_COLUMNS if c in staged.columns),
                                   checkpoint=ctx.checkpoint, side_root=ctx.output_root,
                                   dead_kinds=kinds, corrupt_column=CORRUPT_COLUMN,
                                   ident=(ctx.job, ctx.version, ctx.store),

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jobs.definition.model import Definition
 from jobs.spark.errors import SparkRuntimeError
@@ -76,6 +76,30 @@ def read_stream(
     if fmt == "parquet":
         df = df.withColumn(CORRUPT_COLUMN, F.lit(None).cast("string"))
     return df
+
+
+ORDER_COLUMNS = ("__o_mtime", "__o_file", "__o_block")
+"""A record's file in a micro-batch's arrival order (modification time, path, split start;
+docs/semantics.md, "Spark"), taken from the file source's metadata before the shuffle so the
+engine path can restore the order after it."""
+
+
+def arrival_order_columns(src: DataFrame, defn: Definition) -> list[Any]:
+    """The :data:`ORDER_COLUMNS` of a ``files`` source (empty for other sources). A stable sort
+    on them puts a batch's records in file order; the lines of one split keep their order
+    because Spark's shuffle and the operator's sort by bucket are stable for one map task's
+    rows (Spark offers no row position for a streaming JSON or CSV file:
+    ``monotonically_increasing_id`` is refused in a streaming query)."""
+    from pyspark.sql import functions as F
+
+    if defn.source.kind != "files":
+        return []
+    meta = F.col("_metadata")
+    return [
+        F.unix_millis(meta["file_modification_time"]).alias(ORDER_COLUMNS[0]),
+        meta["file_path"].alias(ORDER_COLUMNS[1]),
+        meta["file_block_start"].alias(ORDER_COLUMNS[2]),
+    ]
 
 
 def source_columns(df: DataFrame) -> list[str]:

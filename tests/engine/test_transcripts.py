@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .transcripts import check_transcript, qualifies_for_vectorized
+from .transcripts import check_transcript, load_transcript, qualifies_for_vectorized
 
 ROOT = Path(__file__).resolve().parents[1] / "transcripts"
 FILES = sorted(ROOT.glob("**/*.yaml"))
@@ -27,6 +27,16 @@ def test_transcript(path: Path) -> None:
 def test_transcript_on_vectorized_engine(path: Path) -> None:
     """The fast path must print the same lines for every definition it accepts."""
     check_transcript(path, engine="vectorized")
+
+
+PLAIN = [p for p in FILES if load_transcript(p).arrival == "record"]
+
+
+@pytest.mark.parametrize("path", PLAIN, ids=[str(p.relative_to(ROOT)) for p in PLAIN])
+def test_plain_log_transcript_fed_strictly_one_record_at_a_time(path: Path) -> None:
+    """Replay merges plain-log records into one unit where no record moves the watermark
+    another one meets; feeding every record alone (``batch:1``) must print the same lines."""
+    check_transcript(path, arrival="batch:1")
 
 
 def test_transcripts_exist() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from jobs.engine.arrival import Arrival
 from jobs.replay import EngineChoice, replay_lines
 from jobs.timeutil import datetime_to_ms, parse_instant
 
@@ -34,7 +35,9 @@ TIME_FIELDS = frozenset(
         "last_event_time",
     }
 )
-TOP_FIELDS = frozenset({"title", "source", "definition", "input", "eof_flush", "expected"})
+TOP_FIELDS = frozenset(
+    {"title", "source", "definition", "input", "eof_flush", "arrival", "expected"}
+)
 
 
 class TranscriptError(Exception):
@@ -50,6 +53,7 @@ class Transcript:
     input: list[dict[str, Any]]
     eof_flush: bool
     expected: list[dict[str, Any]]
+    arrival: str = "record"
 
 
 def _plain(value: Any) -> Any:
@@ -93,6 +97,7 @@ def load_transcript(path: Path) -> Transcript:
         input=[_plain(line) for line in raw["input"]],
         eof_flush=bool(raw.get("eof_flush", True)),
         expected=[_plain(e) for e in expected],
+        arrival=str(raw.get("arrival", "record")),
     )
 
 
@@ -166,25 +171,29 @@ def render_diff(expected: list[dict[str, Any]], actual: list[dict[str, Any]]) ->
 
 
 def run_transcript(
-    t: Transcript, engine: EngineChoice = "general"
+    t: Transcript, engine: EngineChoice = "general", arrival: str | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(expected normalised, actual output) of one transcript."""
+    """(expected normalised, actual output) of one transcript (``arrival`` overrides the
+    transcript's own)."""
     defn = definition_from_mapping(t.definition)
     lines = [json.dumps(line) for line in t.input]
-    actual = list(replay_lines(defn, lines, eof_flush=t.eof_flush, engine=engine))
+    actual = list(replay_lines(defn, lines, eof_flush=t.eof_flush, engine=engine,
+                               arrival=Arrival.parse(arrival or t.arrival)))
     expected = [normalise_expected(e) for e in t.expected]
     return expected, actual
 
 
-def check_transcript(path: Path, engine: EngineChoice = "general") -> None:
+def check_transcript(path: Path, engine: EngineChoice = "general",
+                     arrival: str | None = None) -> None:
     """Raise AssertionError with a readable diff when the output differs."""
     t = load_transcript(path)
-    expected, actual = run_transcript(t, engine)
+    expected, actual = run_transcript(t, engine, arrival)
     ok = len(expected) == len(actual) and all(
         matches(e, a) for e, a in zip(expected, actual, strict=True)
     )
     if not ok:
         raise AssertionError(
-            f"{path.name} ({engine} engine): {t.title}\nsource: {t.source}\n"
+            f"{path.name} ({engine} engine, arrival {arrival or t.arrival}): {t.title}\n"
+            f"source: {t.source}\n"
             + render_diff(expected, actual)
         )

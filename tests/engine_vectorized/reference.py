@@ -84,9 +84,14 @@ class ReferenceFinal:
     def ingest(
         self, rows: list[tuple[Any, int, dict[str, Any], dict[str, Any]]], pt: int | None
     ) -> list[dict[str, Any]]:
-        """rows: (key, event_time, values by aggregation name, original record)."""
+        """rows: (key, event_time, values by aggregation name, original record): one arrival
+        unit. Under ``scope: key`` every record is judged, applied and moves its key's
+        watermark before the next one (docs/semantics.md, "Arrival model"), so the unit is a
+        sequence of one-record units; under the global scope the unit is judged as a whole."""
         if pt is not None:
             self.pt = pt
+        if self.key_scope and len(rows) > 1:
+            return [o for row in rows for o in self.ingest([row], None)]
         out: list[dict[str, Any]] = []
         before = {kj: self._wm(kj) for kj in {key_json(r[0]) for r in rows}}
         al = self.defn.allowed_lateness

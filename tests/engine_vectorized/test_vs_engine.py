@@ -57,7 +57,8 @@ def run(
 def test_same_observable_behaviour_as_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
 ) -> None:
-    assert qualifies(defn)
+    # scope: key is not chosen for the fast path; a forced one hands over where it differs
+    assert qualifies(defn) or defn.watermark.scope == "key"
     restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
     v_out, v_seen = run(defn, insts, restore_at, vectorized=True)
     g_out, g_seen = run(defn, insts, None, vectorized=False)

@@ -28,6 +28,7 @@ from jobs.catalog import Catalog
 from jobs.catalog import schema as catalog_schema
 from jobs.config import Settings
 from jobs.definition import load_definition
+from jobs.engine.arrival import Arrival
 from jobs.lifecycle.catalog_port import LifecycleCatalog
 from jobs.lifecycle.migration import Migrator, rollback
 from jobs.lifecycle.outbox import poll_changes
@@ -127,13 +128,15 @@ class Env:
         return sorted(out)
 
     def expected(self, version: int) -> list[str]:
-        """Replay of ``version`` over every landed file, one arrival instant per file."""
+        """Replay of ``version`` over every landed file, one micro-batch per file (the job's
+        arrival order: replay's ``batch`` mode)."""
         defn = load_definition(self.catalog.version(JOB, version).spec_json)
         lines: list[Any] = []
         for i in range(self.landed):
             lines.append({"$processing_time": BASE + i * FILE_SPAN})
             lines.extend(_records(i))
-        return sorted(_canon(p) for p in replay_lines(defn, lines, eof_flush=False) if p["type"] == "pane")
+        out = replay_lines(defn, lines, eof_flush=False, arrival=Arrival("batch"))
+        return sorted(_canon(p) for p in out if p["type"] == "pane")
 
     def final_watermark(self) -> int:
         return BASE + (self.landed - 1) * FILE_SPAN + 19 * 1000  # delay 0

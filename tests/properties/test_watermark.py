@@ -51,7 +51,9 @@ class _Clock:
 def watermark_before(
     instants: list[Instant], delay: int, idle: bool, per_key: bool
 ) -> dict[int, int | None]:
-    """Record id -> the watermark (of its key, under per-key scope) before its instant."""
+    """Record id -> the watermark the record is judged against: under the global scope the
+    one before its arrival unit; under per-key scope its key's, as the key's earlier records
+    (in the same unit too) left it (docs/semantics.md, "Arrival model")."""
     clocks: dict[str, _Clock] = {}
 
     def clock(key: Any) -> _Clock:
@@ -64,14 +66,13 @@ def watermark_before(
     for pt, recs in instants:
         for c in clocks.values():
             c.at(pt)
-        groups: dict[str, list[Rec]] = {}
-        for r in recs:
-            groups.setdefault(json.dumps(r.key) if per_key else "*", []).append(r)
-        for rs in groups.values():
-            c = clock(rs[0].key)
-            before.update({r.id: c.wm for r in rs})
-        for rs in groups.values():
-            clock(rs[0].key).seen(max(r.t for r in rs), pt)
+        if per_key:
+            for r in recs:
+                before[r.id] = clock(r.key).wm
+                clock(r.key).seen(r.t, pt)
+            continue
+        before.update({r.id: clock(r.key).wm for r in recs})
+        clock("*").seen(max(r.t for r in recs), pt)
     return before
 
 
@@ -201,22 +202,19 @@ def test_final_panes_fire_at_the_first_moment_the_watermark_allows(data: st.Data
         for c in clocks.values():
             c.at(pt)
         release(pt)
-        groups: dict[str, list[Rec]] = {}
-        for r in rs:
-            groups.setdefault(json.dumps(r.key), []).append(r)
-        for key, krs in groups.items():
+        for r in rs:  # one at a time; per key, each record moves its key's watermark
+            key = json.dumps(r.key)
             wm0 = clock(key).wm
-            for r in krs:
-                for s in fixed_starts(defn.window, r.t):
-                    if (key, s) in want or (wm0 is not None and wm0 >= s + size + lateness):
-                        continue  # expired: dropped (checked elsewhere)
-                    open_.setdefault((key, s), []).append(r.id)
-        if per_key:
-            for key, krs in groups.items():
-                clock(key).seen(max(r.t for r in krs), pt)
-        else:
+            for s in fixed_starts(defn.window, r.t):
+                if (key, s) in want or (wm0 is not None and wm0 >= s + size + lateness):
+                    continue  # expired: dropped (checked elsewhere)
+                open_.setdefault((key, s), []).append(r.id)
+            if per_key:
+                clock(key).seen(r.t, pt)
+                release(pt)
+        if not per_key:
             clock("*").seen(max(r.t for r in rs), pt)
-        release(pt)
+            release(pt)
     last_pt = instants[-1][0]
     for (key, s), ids in open_.items():
         want[(key, s)] = (last_pt, None, sorted(ids))

@@ -1,7 +1,8 @@
 """Running one definition over the same arrival instants through replay and through Spark.
 
 An input is a list of arrival instants ``(processing_time_ms, [record, ...])``. Replay reads
-them as ``{"$processing_time": T}`` lines followed by the records; Spark reads one landed file
+them as ``{"$processing_time": T}`` lines followed by the records, in its micro-batch mode
+(``Arrival("batch")``: the records between two clock lines are one unit); Spark reads one landed file
 per instant (one micro-batch each, ``maxFilesPerTrigger=1``), with the instant's time in an
 ``arrival`` column that the engine path's test mode takes as the batch's processing time.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from jobs.config import Settings
 from jobs.definition import Definition, load_definition
+from jobs.engine.arrival import Arrival
 from jobs.replay import replay_lines
 from jobs.spark.context import JobContext
 from jobs.spark.runner import JobRunner, RunOptions
@@ -38,7 +40,8 @@ def replay_output(defn: Definition, instants: Instants) -> list[dict[str, Any]]:
     for t, records in instants:
         lines.append({"$processing_time": t})
         lines.extend(records)
-    return list(replay_lines(defn, lines, eof_flush=False))
+    # each instant is one micro-batch of the job: replay mirrors it (docs/semantics.md)
+    return list(replay_lines(defn, lines, eof_flush=False, arrival=Arrival("batch")))
 
 
 def spark_run(spark: Any, tmp: Path, defn: Definition, instants: Instants, settings: Settings,

@@ -1,17 +1,14 @@
 """The engine transcript suite through Spark, for a representative subset (every window type,
-trigger kind and accumulation mode): fed one arrival instant per micro-batch (test mode: the
-batch's processing time is the instant's), every pane equals replay's.
-
-One documented exception (docs/spark.md, "Known difference"): a pane fired *during* ingest by an
-element-count trigger carries the watermark from before the micro-batch, so ``watermark`` is
-compared for the other panes only. Spark runs without end-of-input flush, so replay runs with
-``eof_flush=False`` too.
+trigger kind and accumulation mode): fed one micro-batch per clock line of the transcript (test
+mode: the batch's processing time is the line's), every pane equals replay's in its micro-batch
+mode (``--arrival batch``, docs/semantics.md "Arrival model"), ``watermark`` included: a pane a
+count trigger fires during ingest carries the watermark from before the micro-batch in both.
+Spark runs without end-of-input flush, so replay runs with ``eof_flush=False`` too.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
@@ -112,13 +109,7 @@ def test_transcript_through_spark(name: str, spark: Any, tmp_path: Path,
     expected = replay_output(defn, instants)
     runner, ctx = spark_run(spark, tmp_path, defn, instants, settings)
     got = spark_panes(spark, ctx)
-    drop: tuple[str, ...] = ("watermark",) if not ctx.plan.native else ("emitted_at",)
+    drop: tuple[str, ...] = () if not ctx.plan.native else ("emitted_at",)
     assert canon(got, drop) == canon(expected, drop), (
         f"{name} ({ctx.plan.path} path)\nreplay:\n" + "\n".join(canon(expected)) +
         "\nspark:\n" + "\n".join(canon(got)))
-    if not ctx.plan.native:  # watermark equal except on count-fired panes
-        fired_in_ingest = {"EARLY", "LATE"}
-        def wm(ps: list[dict[str, Any]]) -> list[str]:
-            return sorted(json.dumps(p, sort_keys=True) for p in ps
-                          if p.get("type", "pane") == "pane" and p["timing"] not in fired_in_ingest)
-        assert wm(got) == wm(expected)

@@ -19,12 +19,14 @@ import streamlit as st
 from jobs.catalog import CatalogError
 from jobs.definition.errors import DefinitionError, FieldError
 from jobs.definition.model import Definition, Source
+from jobs.engine.arrival import Arrival
 from ui import auth, charts, common, defform, fmt
 from ui.definitions import Assessment, assess, load_spec
 from ui.preview import (
     DEFAULT_SAMPLE,
     PreviewResult,
     Sample,
+    as_micro_batches,
     parse_jsonl,
     run_preview,
     source_sample,
@@ -347,9 +349,9 @@ with tab_yaml:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_preview(spec: str, sample_json: str) -> PreviewResult:
+def cached_preview(spec: str, sample_json: str, arrival: str) -> PreviewResult:
     defn = load_spec(json.loads(spec))
-    return run_preview(defn, json.loads(sample_json))
+    return run_preview(defn, json.loads(sample_json), Arrival.parse(arrival))
 
 
 @st.cache_data(show_spinner=False, ttl=15, max_entries=16)
@@ -384,6 +386,11 @@ with tab_preview:
             pasted = st.text_area("JSON lines", key="preview_paste", height=160,
                                   placeholder='{"team": "a", "score": 3, "et": "2026-01-01T00:00:10Z"}')
             sample = parse_jsonl(pasted, "pasted lines", limit) if pasted.strip() else None
+            how = st.radio("Arrival", ["One record at a time (a plain log)",
+                                       "Micro-batches between $processing_time lines"],
+                           horizontal=True, key="preview_arrival")
+            if sample is not None and how.startswith("Micro"):
+                sample = as_micro_batches(sample)
         if sample is not None:
             for p in sample.problems[:5]:
                 st.warning(p)
@@ -393,14 +400,15 @@ with tab_preview:
             pr: PreviewResult | None
             bar = st.progress(0.3, text=f"Running the definition over {len(sample.lines)} lines…")
             try:
-                pr = cached_preview(spec, json.dumps(sample.lines))
+                pr = cached_preview(spec, json.dumps(sample.lines), str(sample.arrival))
             except (DefinitionError, ValueError) as exc:
                 st.error(f"The preview failed: {exc}")
                 pr = None
             bar.empty()
             if pr is not None:
-                st.caption(f"Sample: {sample.origin}. Input ends after the sample, so every "
-                           "window closes (as in `tidemark replay`).")
+                st.caption(f"Sample: {sample.origin}. Arrival model: {sample.model}. Input "
+                           "ends after the sample, so every window closes (as in "
+                           f"`tidemark replay --arrival {sample.arrival}`).")
                 m1, m2, m3, m4 = st.columns(4)
                 m1.metric("Records", pr.records)
                 m2.metric("Panes", len(pr.panes))
@@ -408,7 +416,7 @@ with tab_preview:
                 m4.metric("Dead letters", len(pr.dead_letters))
                 if pr.panes:
                     frame = charts.panes_frame(pr.panes)
-                    if not any("$processing_time" in line for line in sample.lines):
+                    if not sample.clock:
                         # no clock in the sample: every emission is at processing time 0
                         frame = frame.drop(columns=["emitted_at"])
                     numeric = charts.numeric_values(frame)

@@ -219,8 +219,9 @@ class FinalPanes:
 
 @dataclass(frozen=True, eq=False)
 class ColumnarOutput:
-    """The output of one engine call: ``before`` (late records: rare, kept as objects), then
-    the fired windows as :class:`FinalPanes`. Emission order is ``before`` then ``panes``."""
+    """The output of one engine call: ``before`` (late records: rare, kept as objects; after a
+    hand-over also the general engine's panes that precede a late line), then the fired
+    windows as :class:`FinalPanes`. Emission order is ``before`` then ``panes``."""
 
     before: list[Emission]
     panes: FinalPanes
@@ -236,7 +237,8 @@ class ColumnarOutput:
                      emitted_at: int) -> ColumnarOutput:
         """Split object output (the general engine's, after a hand-over): everything up to the
         last non-pane goes to ``before``, the trailing panes become columns (the general
-        engine emits late lines first, then panes, so all its panes end up as columns)."""
+        engine emits, per record, its late lines and then its panes, and the panes fired when an
+        arrival unit ends come last: those end up as columns)."""
         cut = max((i + 1 for i, e in enumerate(out) if not isinstance(e, Pane)), default=0)
         panes = [e for e in out[cut:] if isinstance(e, Pane)]
         return cls(out[:cut], FinalPanes.of_panes(panes, names, window_size, emitted_at))

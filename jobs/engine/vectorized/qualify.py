@@ -15,7 +15,8 @@ VECTORIZED_FNS = frozenset({"count", "sum", "min", "max", "mean"})
 
 
 def qualification_problems(defn: Definition) -> list[str]:
-    """Why ``defn`` cannot run vectorized (empty when it can), each naming the field."""
+    """Why the vectorized engine cannot run ``defn`` at all (empty when it can), each naming
+    the field."""
     problems: list[str] = []
     if defn.window.type not in ("tumbling", "hopping", "global"):
         problems.append(f"window.type: {defn.window.type} is not vectorized")
@@ -34,4 +35,8 @@ def qualification_problems(defn: Definition) -> list[str]:
 
 
 def qualifies(defn: Definition) -> bool:
-    return not qualification_problems(defn)
+    """Whether ``make_engine`` picks the fast path: it can run ``defn`` and its result cannot
+    differ from the general engine's in any unit. Under ``scope: key`` it can run (a state it
+    wrote keeps loading) but hands over to the general engine at the first unit of more than
+    one record, so it is not picked."""
+    return not qualification_problems(defn) and defn.watermark.scope != "key"
