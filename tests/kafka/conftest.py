@@ -10,6 +10,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,3 +75,53 @@ def consume_all(broker: KafkaBroker, topic: str, timeout: float = 30.0
         return sorted(out, key=lambda r: (r[0], r[1]))
     finally:
         c.close()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local[2] session (the Kafka connector's jars are on ``spark.jars``)."""
+    import os
+
+    from jobs.config import Settings
+    from jobs.spark.session import build_session
+
+    settings = Settings.from_env({**os.environ, "TIDEMARK_SPARK_MASTER": "local[2]"})
+    session = build_session(settings, app_name="tidemark-kafka-tests", shuffle_partitions=2)
+    yield session
+    session.stop()
+
+
+@pytest.fixture()
+def settings(tmp_path: Path) -> Any:
+    from jobs.config import Settings
+
+    return Settings.from_env({"TIDEMARK_HOME": str(tmp_path / "home"),
+                              "TIDEMARK_SPARK_MASTER": "local[2]"})
+
+
+def kafka_definition(broker: KafkaBroker, topic: str, **spec: Any) -> Any:
+    """A team-scores definition reading ``topic`` (1-minute windows, 30 s watermark delay)."""
+    from jobs.definition import load_definition
+
+    full: dict[str, Any] = {
+        "name": "kscores",
+        "source": {"kind": "kafka", "format": "json", "schema": "team STRING, score INT, et BIGINT",
+                   "options": {"kafka.bootstrap.servers": broker.bootstrap,
+                               "subscribe": topic}},
+        "key": "team",
+        "event_time": "et",
+        "watermark": {"delay": "30s"},
+        "window": {"type": "tumbling", "size": "1m"},
+        "aggregations": [{"name": "n", "fn": "count"},
+                         {"name": "total", "fn": "sum", "of": "score"},
+                         {"name": "last_offset", "fn": "max", "of": "kafka_offset"}],
+    }
+    full.update(spec)
+    return load_definition(full)
+
+
+def read_jsonl_dir(path: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for f in sorted(path.glob("batch_id=*/part-*.jsonl")):
+        out.extend(json.loads(line) for line in f.read_text().splitlines() if line.strip())
+    return out
