@@ -1,7 +1,8 @@
 """A real Apache Kafka broker (KRaft, 127.0.0.1, a free port) for the Kafka tests.
 
-One broker per test module: starting the JVM costs seconds, and every test creates its own
-topics (named after the test) so tests never see each other's records.
+One broker for the test session (started only when a test asks for it): every test creates
+its own topics, so tests never see each other's records. The Spark session depends on it, so
+Spark's cached producers and consumers close before the broker stops.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from jobs.kafka.broker import KafkaBroker
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
     with KafkaBroker(Path(tmp_path_factory.mktemp("kafka"))) as b:
         yield b
@@ -78,7 +79,7 @@ def consume_all(broker: KafkaBroker, topic: str, timeout: float = 30.0
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark(broker: KafkaBroker) -> Iterator[Any]:
     """One local[2] session (the Kafka connector's jars are on ``spark.jars``)."""
     import os
 
