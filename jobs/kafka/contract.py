@@ -34,11 +34,11 @@ def _canonical(obj: Any) -> bytes:
 
 
 def _json_field(text: Any) -> Any:
-    return json.loads(text) if isinstance(text, str) else text
+    return None if text is None else json.loads(text)
 
 
 def message_key(row: Mapping[str, Any]) -> bytes:
-    """``row`` is a results row (``key`` and ``values`` as JSON text) or a message value."""
+    """``row`` is a results row (``key`` and ``values`` as JSON text, as in Parquet)."""
     return _canonical({
         "store": row["store"], "key": _json_field(row["key"]),
         "window_start": row["window_start"], "window_end": row["window_end"],
@@ -50,6 +50,16 @@ def message_value(row: Mapping[str, Any]) -> bytes:
     out["key"] = _json_field(out["key"])
     out["values"] = _json_field(out["values"])
     return _canonical(out)
+
+
+def row_of_value(value: bytes) -> dict[str, Any]:
+    """A message value back as the results row it was made from (inverse of
+    :func:`message_value`): a consumer can recompute the message key with it."""
+    row = dict(json.loads(value))
+    row["key"] = json.dumps(row["key"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    row["values"] = json.dumps(row["values"], sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=False)
+    return row
 
 
 def message_headers(row: Mapping[str, Any]) -> list[tuple[str, bytes]]:
