@@ -96,3 +96,32 @@ def test_panes_equal_replay_and_dead_letters_carry_offsets(
     assert by_offset[offset_of[bad[40]]]["reason"] == "unparsable record"  # a wrong type
     assert by_offset[offset_of[bad[70]]]["reason"] == KEY_REASON
     assert by_offset[offset_of[bad[100]]]["reason"] == ET_REASON
+
+
+def test_slow_partition_records_fall_behind_the_global_watermark(
+        spark: Any, broker: KafkaBroker, settings: Any) -> None:
+    """Three partitions, one slow: the global watermark follows the partitions that are ahead,
+    so the slow partition's records, arriving after the watermark passed their windows, are
+    late (dropped with their reason), exactly as replay judges the same two arrival instants."""
+    topic = create_topic(broker, partitions=3)
+    fast = [[{"team": "ab"[i % 2], "score": i, "et": T0 + i * 2_000} for i in range(p, 60, 2)]
+            for p in (0, 1)]
+    slow = [{"team": "a", "score": 100 + i, "et": T0 + i * 2_000} for i in range(20)]
+    produce(broker, topic, [(p, None, json.dumps(r).encode()) for p in (0, 1) for r in fast[p]])
+    defn = kafka_definition(broker, topic, aggregations=[
+        {"name": "n", "fn": "count"}, {"name": "total", "fn": "sum", "of": "score"}])
+    ctx = run_job(spark, defn, settings)  # instant 1: partitions 0 and 1
+    produce(broker, topic, [(2, None, json.dumps(r).encode()) for r in slow])
+    run_job(spark, defn, settings)  # instant 2: the slow partition's records
+
+    lines: list[dict[str, Any]] = [{"$processing_time": 1}, *fast[0], *fast[1],
+                                   {"$processing_time": 2}, *slow]
+    expected = list(replay_lines(defn, lines, eof_flush=False))
+    assert canon(spark_panes(spark, ctx)) == canon(
+        [o for o in expected if o["type"] == "pane"])
+    late = read_jsonl_dir(Path(ctx.late_path))
+    want_late = [o for o in expected if o["type"] == "late"]
+    assert len(want_late) == len(slow)  # every slow record came after its window closed
+    assert sorted((json.loads(x["key"]), x["event_time"], x["reason"]) for x in late) == sorted(
+        (o["key"], o["event_time"], o["reason"]) for o in want_late)
+    assert all(json.loads(x["record"])["kafka_partition"] == 2 for x in late)
