@@ -136,3 +136,22 @@ def first_consumed(checkpoint: str | Path) -> dict[Partition, int]:
         raise KafkaSetupError(f"{f} is not a Kafka start-offsets file", "retention")
     data = json.loads("\n".join(lines[1:]))
     return {(t, int(p)): int(off) for t, parts in data.items() for p, off in parts.items()}
+
+
+def preview_lines(samples: list[dict[str, Any]]) -> list[str]:
+    """Sampled records as replay input lines: a JSON object value with the metadata columns
+    added (what the job's expressions see), any other value as its raw text (replay and the job
+    make it a dead letter)."""
+    lines: list[str] = []
+    for s in samples:
+        text = s["value"] if s["value"] is not None else "null"
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            lines.append(text)
+            continue
+        meta = {k: s[k] for k in ("kafka_key", "kafka_topic", "kafka_partition", "kafka_offset")}
+        lines.append(json.dumps({**value, **meta}, ensure_ascii=False))
+    return lines

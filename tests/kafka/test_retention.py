@@ -61,3 +61,37 @@ def test_sample_reads_the_first_records_in_partition_offset_order(broker: KafkaB
     assert len(every) == 11 and every[5]["value"] is None  # the tombstone, offset 5 of p0
     with pytest.raises(KafkaSetupError, match="does not exist"):
         sample({"kafka.bootstrap.servers": broker.bootstrap, "subscribe": "nope"})
+
+
+def test_cli_sample_feeds_replay(broker: KafkaBroker, tmp_path: Any,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from jobs.cli import main
+
+    topic = create_topic(broker)
+    rows = [{"team": "a", "score": i, "et": T0 + i * 20_000} for i in range(6)]
+    produce(broker, topic, [(0, None, json.dumps(r).encode()) for r in rows]
+            + [(0, None, b"garbage")])
+    spec = {"name": "s", "key": "team", "event_time": "et",
+            "source": {"kind": "kafka", "schema": "team STRING, score INT, et BIGINT",
+                       "options": {"kafka.bootstrap.servers": broker.bootstrap,
+                                   "subscribe": topic}},
+            "window": {"type": "tumbling", "size": "1m"},
+            "aggregations": [{"name": "n", "fn": "count"},
+                             {"name": "hi", "fn": "max", "of": "kafka_offset"}]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    assert main(["kafka", "sample", str(path), "--limit", "10"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 7 and lines[-1] == "garbage"
+    assert json.loads(lines[2]) == {**rows[2], "kafka_key": None, "kafka_topic": topic,
+                                    "kafka_partition": 0, "kafka_offset": 2}
+    sample_file = tmp_path / "in.jsonl"
+    sample_file.write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(path), "--input", str(sample_file),
+                 "--output", str(tmp_path / "out.jsonl")]) == 0
+    out = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    panes = [o for o in out if o["type"] == "pane"]
+    assert [p["values"] for p in panes] == [{"n": 3, "hi": 2}, {"n": 3, "hi": 5}]
+    assert [o["type"] for o in out].count("dead_letter") == 1
