@@ -98,7 +98,10 @@ def data_files(root: Path) -> list[Path]:
 
 
 def source_sample(source: Source, limit: int = DEFAULT_SAMPLE) -> Sample | None:
-    """The first ``limit`` records of a ``files`` source, or None when there is nothing to read."""
+    """The first ``limit`` records of a ``files`` or ``kafka`` source, or None when there is
+    nothing to read."""
+    if source.kind == "kafka":
+        return kafka_sample(source, limit)
     if source.kind != "files" or not source.path:
         return None
     root = Path(source.path)
@@ -132,6 +135,21 @@ def source_sample(source: Source, limit: int = DEFAULT_SAMPLE) -> Sample | None:
     if not lines and not problems:
         return None
     return Sample(lines, f"first {len(lines)} records of {used} file(s) in {root}", problems)
+
+
+def kafka_sample(source: Source, limit: int = DEFAULT_SAMPLE) -> Sample | None:
+    """The first ``limit`` records of the topics, in partition/offset order, with the Kafka
+    metadata columns the job's expressions see (jobs/kafka/admin.py); raises KafkaSetupError
+    when the broker or topic cannot be read."""
+    from jobs.kafka.admin import preview_lines, sample
+
+    got = sample(dict(source.options), limit=limit)
+    if not got:
+        return None
+    parsed = parse_jsonl("\n".join(preview_lines(got)), "topic", limit)
+    topics = sorted({r["kafka_topic"] for r in got})
+    return Sample(parsed.lines, f"first {len(parsed.lines)} records of {', '.join(topics)}",
+                  parsed.problems)
 
 
 def run_preview(defn: Definition, lines: Iterable[dict[str, Any]]) -> PreviewResult:
