@@ -56,8 +56,7 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
     parse_opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLUMN}
     text = F.col("value").cast("string")
     if (src.format or "json") == "csv":
-        parsed = F.from_csv(text, parse_schema.simpleString().removeprefix("struct<")[:-1]
-                            .replace(":", " "), parse_opts)
+        parsed = F.from_csv(text, f"{src.schema}, {CORRUPT_COLUMN} STRING", parse_opts)
     else:
         parsed = F.from_json(text, parse_schema, parse_opts)
     envelope = F.to_json(F.struct(
