@@ -125,3 +125,22 @@ def test_slow_partition_records_fall_behind_the_global_watermark(
     assert sorted((json.loads(x["key"]), x["event_time"], x["reason"]) for x in late) == sorted(
         (o["key"], o["event_time"], o["reason"]) for o in want_late)
     assert all(json.loads(x["record"])["kafka_partition"] == 2 for x in late)
+
+
+def test_csv_values(spark: Any, broker: KafkaBroker, settings: Any) -> None:
+    """``format: csv``: one CSV line per message (no header), a bad line is a dead letter."""
+    topic = create_topic(broker)
+    lines = [b"a,3,%d" % (T0 + 1_000), b"b,4,%d" % (T0 + 2_000), b"a,x,y,z",
+             b"a,5,%d" % (T0 + 70_000), b"a,1,%d" % (T0 + 200_000)]
+    produce(broker, topic, [(0, None, v) for v in lines])
+    source = {"kind": "kafka", "format": "csv", "schema": "team STRING, score INT, et BIGINT",
+              "options": {"kafka.bootstrap.servers": broker.bootstrap, "subscribe": topic}}
+    defn = kafka_definition(broker, topic, source=source, aggregations=[
+        {"name": "n", "fn": "count"}, {"name": "total", "fn": "sum", "of": "score"}])
+    ctx = run_job(spark, defn, settings)
+    got = {(p["key"], p["window_start"]): p["values"] for p in spark_panes(spark, ctx)}
+    assert got == {("a", T0): {"n": 1, "total": 3}, ("b", T0): {"n": 1, "total": 4},
+                   ("a", T0 + 60_000): {"n": 1, "total": 5}}
+    dead = read_jsonl_dir(Path(ctx.dead_letter_path))
+    assert [(d["reason"], json.loads(d["record"])["kafka_offset"]) for d in dead] == [
+        ("unparsable record", 2)]
