@@ -77,12 +77,3 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
     return staged.select(*value_cols, *[F.col(n) for n in METADATA_NAMES],
                          corrupt.alias(CORRUPT_COLUMN))
 
-
-def kafka_jars() -> list[str]:
-    """The connector's jars for ``spark.jars`` (shipped to the executors with the job)."""
-    from jobs.jvmdeps import JvmDepsError, bundle_jars
-
-    try:
-        return [str(p) for p in bundle_jars("spark-kafka")]
-    except JvmDepsError as exc:
-        raise SparkRuntimeError(str(exc), "source.kind") from exc
