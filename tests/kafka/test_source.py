@@ -9,6 +9,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from jobs.kafka.broker import KafkaBroker
 from jobs.replay import replay_lines
 from jobs.spark.context import JobContext
@@ -98,6 +100,7 @@ def test_panes_equal_replay_and_dead_letters_carry_offsets(
     assert by_offset[offset_of[bad[100]]]["reason"] == ET_REASON
 
 
+@pytest.mark.heavy
 def test_slow_partition_records_fall_behind_the_global_watermark(
         spark: Any, broker: KafkaBroker, settings: Any) -> None:
     """Three partitions, one slow: the global watermark follows the partitions that are ahead,
@@ -127,6 +130,7 @@ def test_slow_partition_records_fall_behind_the_global_watermark(
     assert all(json.loads(x["record"])["kafka_partition"] == 2 for x in late)
 
 
+@pytest.mark.heavy
 def test_csv_values(spark: Any, broker: KafkaBroker, settings: Any) -> None:
     """``format: csv``: one CSV line per message (no header), a bad line is a dead letter."""
     topic = create_topic(broker)
