@@ -92,6 +92,8 @@ def new_model() -> Model:
         "sink.path": "",
         "sink.topic": "",
         "sink.options": "",
+        "sink.late_topic": "",
+        "sink.dead_letter_topic": "",
     }
 
 
@@ -204,8 +206,9 @@ def raw_from_form(model: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldE
     if _text(model, "sink.path"):
         sink["path"] = _text(model, "sink.path")
     if sink["kind"] == "kafka":
-        if _text(model, "sink.topic"):
-            sink["topic"] = _text(model, "sink.topic")
+        for part in ("topic", "late_topic", "dead_letter_topic"):
+            if _text(model, f"sink.{part}"):
+                sink[part] = _text(model, f"sink.{part}")
         sink_options, sink_errors = parse_options(str(model.get("sink.options") or ""),
                                                   "sink.options")
         errors += sink_errors
@@ -283,8 +286,9 @@ def raw_from_definition(defn: Definition) -> dict[str, Any]:
     sink: dict[str, Any] = {"kind": defn.sink.kind}
     if defn.sink.path:
         sink["path"] = defn.sink.path
-    if defn.sink.topic:
-        sink["topic"] = defn.sink.topic
+    for part in ("topic", "late_topic", "dead_letter_topic"):
+        if getattr(defn.sink, part):
+            sink[part] = getattr(defn.sink, part)
     if defn.sink.options:
         sink["options"] = dict(defn.sink.options)
     raw["sink"] = sink
@@ -380,13 +384,14 @@ def form_from_raw(raw: Mapping[str, Any]) -> tuple[Model, list[str]]:
         ]
 
     snk = section("sink")
-    for part in ("kind", "path", "topic"):
+    for part in ("kind", "path", "topic", "late_topic", "dead_letter_topic"):
         if snk.get(part) is not None:
             model[f"sink.{part}"] = _show(snk[part])
     sink_options = snk.get("options")
     if isinstance(sink_options, Mapping):
         model["sink.options"] = "\n".join(f"{k}={_show(v)}" for k, v in sink_options.items())
-    dropped += [f"sink.{k}" for k in snk if k not in ("kind", "path", "topic", "options")]
+    dropped += [f"sink.{k}" for k in snk
+                if k not in ("kind", "path", "topic", "options", "late_topic", "dead_letter_topic")]
     return model, dropped
 
 

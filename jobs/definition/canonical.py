@@ -61,7 +61,8 @@ def _source(source: Source) -> dict[str, Any] | None:
 def _sink(sink: Sink) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": sink.kind, "path": sink.path}
     if sink.kind == "kafka":
-        out.update(topic=sink.topic, options=dict(sink.options))
+        out.update(topic=sink.topic, options=dict(sink.options), late_topic=sink.late_topic,
+                   dead_letter_topic=sink.dead_letter_topic)
     return out
 
 

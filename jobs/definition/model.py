@@ -116,6 +116,10 @@ class Sink:
     options: tuple[tuple[str, str], ...] = ()
     """kafka only: producer options as sorted (name, value) pairs; needs
     ``kafka.bootstrap.servers``; credentials only as ``${env:..}`` / ``${secret:..}``."""
+    late_topic: str | None = None
+    """kafka only, optional: where late records are sent too."""
+    dead_letter_topic: str | None = None
+    """kafka only, optional: where dead letters are sent too."""
 
 
 @dataclass(frozen=True, slots=True)

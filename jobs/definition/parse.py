@@ -76,6 +76,8 @@ RATE_SCHEMA = "timestamp TIMESTAMP, value BIGINT"
 """The fixed columns of Spark's rate source (used to check expressions)."""
 KAFKA_SUBSCRIBE = ("subscribe", "subscribePattern", "assign")
 SINK_KINDS = ("parquet", "catalog", "console", "kafka")
+KAFKA_SINK_FIELDS = ("topic", "options", "late_topic", "dead_letter_topic")
+SINK_FIELDS = ("kind", "path", *KAFKA_SINK_FIELDS)
 KAFKA_TOPIC_RE = re.compile(r"[A-Za-z0-9._-]{1,249}")
 
 T = TypeVar("T")
@@ -743,11 +745,11 @@ def _sink(c: _Collector, raw: Mapping[str, Any]) -> Sink | None:
     section = _section(c, raw, "sink")
     if section is None:
         return None
-    _check_keys(c, section, ("kind", "path", "topic", "options"), "sink")
+    _check_keys(c, section, SINK_FIELDS, "sink")
     kind = _enum(c, "sink.kind", section.get("kind"), SINK_KINDS, "parquet")
     path = None
     if kind != "kafka":
-        for extra in ("topic", "options"):
+        for extra in KAFKA_SINK_FIELDS:
             if section.get(extra) is not None:
                 c.add(f"sink.{extra}", f"is only used by a kafka sink, not {kind}")
                 return None
@@ -772,6 +774,15 @@ def _kafka_sink(c: _Collector, section: Mapping[str, Any]) -> Sink | None:
     elif topic is not None and not KAFKA_TOPIC_RE.fullmatch(topic):
         c.add("sink.topic", "must be a Kafka topic name (letters, digits, '.', '_', '-')")
         topic = None
+    side: dict[str, str | None] = {}
+    for name in ("late_topic", "dead_letter_topic"):
+        side[name] = None
+        if section.get(name) is not None:
+            value = _text(c, f"sink.{name}", section.get(name))
+            if value is not None and not KAFKA_TOPIC_RE.fullmatch(value):
+                c.add(f"sink.{name}", "must be a Kafka topic name (letters, digits, '.', '_', '-')")
+                return None
+            side[name] = value
     options = _options(c, section.get("options"), "sink.options")
     if options is not None:
         if "kafka.bootstrap.servers" not in dict(options):
@@ -781,7 +792,8 @@ def _kafka_sink(c: _Collector, section: Mapping[str, Any]) -> Sink | None:
             c.add(*error)
     if topic is None or options is None:
         return None
-    return Sink(kind="kafka", topic=topic, options=options)
+    return Sink(kind="kafka", topic=topic, options=options, late_topic=side["late_topic"],
+                dead_letter_topic=side["dead_letter_topic"])
 
 
 __all__ = ["INFINITE", "load_definition", "read_document", "validate_raw"]

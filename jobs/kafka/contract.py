@@ -72,6 +72,18 @@ def message_headers(row: Mapping[str, Any]) -> list[tuple[str, bytes]]:
     ]
 
 
+def side_messages(store: str, batch_id: int, lines: list[dict[str, Any]]
+                  ) -> list[tuple[bytes, bytes]]:
+    """Late records or dead letters of one batch as (key, value) messages: the key is
+    ``{"batch_id", "index", "store"}`` (the line's place in the batch's side files, which a
+    re-run batch rewrites identically), the value the line as canonical JSON. A consumer keeps
+    the latest message per key."""
+    return [
+        (_canonical({"store": store, "batch_id": batch_id, "index": i}), _canonical(line))
+        for i, line in enumerate(lines)
+    ]
+
+
 def pane_identity(key: bytes, value: bytes) -> tuple[bytes, int, bool]:
     """What a consumer deduplicates on: (message key, pane_index, retraction)."""
     v = json.loads(value)

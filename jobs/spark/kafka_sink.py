@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from jobs.kafka.contract import message_headers, message_key, message_value
+from jobs.kafka.contract import message_headers, message_key, message_value, side_messages
 from jobs.kafka.errors import KafkaSetupError
 from jobs.kafka.secrets import resolve_options
 from jobs.spark.errors import SparkRuntimeError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from jobs.spark.context import JobContext
 
@@ -53,14 +53,32 @@ def message_frame(panes: DataFrame) -> DataFrame:
     return msgs.select("key", "value", headers.alias("headers"))
 
 
-def send_panes(ctx: JobContext, panes: DataFrame) -> None:
-    """Send ``panes`` (rows in the results schema) to the sink's topic."""
-    sink = ctx.defn.sink
+def _write(ctx: JobContext, frame: DataFrame, topic: str | None) -> None:
     try:
-        options = resolve_options(dict(sink.options), "sink.options")
+        options = resolve_options(dict(ctx.defn.sink.options), "sink.options")
     except KafkaSetupError as exc:
         raise SparkRuntimeError(exc.message, exc.field) from exc
-    writer = message_frame(panes).write.format("kafka").option("topic", sink.topic)
+    writer = frame.write.format("kafka").option("topic", topic)
     for name, value in options.items():
         writer = writer.option(name, value)
     writer.save()
+
+
+def send_panes(ctx: JobContext, panes: DataFrame) -> None:
+    """Send ``panes`` (rows in the results schema) to the sink's topic."""
+    _write(ctx, message_frame(panes), ctx.defn.sink.topic)
+
+
+def send_side(ctx: JobContext, spark: SparkSession, batch_id: int) -> None:
+    """Send the batch's late records and dead letters (the side files the batch wrote) to the
+    sink's ``late_topic`` / ``dead_letter_topic``, where set."""
+    from jobs.spark.sinks import read_side
+
+    sink = ctx.defn.sink
+    for kind, topic in (("late", sink.late_topic), ("dead_letters", sink.dead_letter_topic)):
+        if topic is None:
+            continue
+        lines = read_side(ctx.output_root, kind, batch_id)
+        if lines:
+            msgs = side_messages(ctx.store, batch_id, lines)
+            _write(ctx, spark.createDataFrame(msgs, "key BINARY, value BINARY"), topic)

@@ -75,11 +75,13 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
         (panes.observe(observed, F.count(F.lit(1)).alias("n"))
          .write.mode("overwrite").parquet(f"{ctx.panes_path}/batch_id={batch_id}"))
         n = int(observed.get.get("n") or 0)
-        if kind == "kafka" and n:
-            from jobs.spark.kafka_sink import send_panes
+        if kind == "kafka":
+            from jobs.spark.kafka_sink import send_panes, send_side
 
-            send_panes(ctx, panes.sparkSession.read.parquet(
-                f"{ctx.panes_path}/batch_id={batch_id}"))
+            if n:
+                send_panes(ctx, panes.sparkSession.read.parquet(
+                    f"{ctx.panes_path}/batch_id={batch_id}"))
+            send_side(ctx, panes.sparkSession, batch_id)
         return n
     rows = [r.asDict() for r in panes.collect()]
     if kind == "catalog":

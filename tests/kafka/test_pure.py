@@ -136,3 +136,30 @@ def test_retention_guard() -> None:
     assert partial.complete_from == {("t", 0): 0, ("t", 1): 10}
     with pytest.raises(KafkaSetupError, match="no longer exists"):
         check_retention(first, {("t", 0): 0})
+
+
+def test_side_topics_parse_and_round_trip_through_the_form() -> None:
+    from ui import defform
+
+    sink = {"kind": "kafka", "topic": "panes", "late_topic": "late", "dead_letter_topic": "dead",
+            "options": {"kafka.bootstrap.servers": "h:1"}}
+    defn = load_definition(spec(sink=sink))
+    assert (defn.sink.late_topic, defn.sink.dead_letter_topic) == ("late", "dead")
+    model = defform.form_from_definition(defn)
+    raw, errors = defform.raw_from_form(model)
+    assert not errors and raw["sink"] == sink
+    assert canonical_json(load_definition(raw)) == canonical_json(defn)
+    with pytest.raises(DefinitionError) as err:
+        load_definition(spec(sink={**sink, "late_topic": "no good"}))
+    assert err.value.field == "sink.late_topic"
+
+
+def test_side_messages_are_stable() -> None:
+    from jobs.kafka.contract import side_messages
+
+    lines = [{"reason": "expired", "key": '"a"'}, {"reason": "expired", "key": '"a"'}]
+    msgs = side_messages("s", 3, lines)
+    assert msgs == side_messages("s", 3, [dict(x) for x in lines])
+    assert [json.loads(k) for k, _ in msgs] == [{"batch_id": 3, "index": 0, "store": "s"},
+                                                {"batch_id": 3, "index": 1, "store": "s"}]
+    assert msgs[0][1] == b'{"key":"\\"a\\"","reason":"expired"}'

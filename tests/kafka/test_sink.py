@@ -74,3 +74,33 @@ def test_one_message_per_pane_and_byte_identical_resend(
     assert {(k, v) for _, _, k, v, _ in again} == first_send  # ...with the same bytes
     assert sorted(latest_per_pane((k, v) for _, _, k, v, _ in again).values()) == sorted(
         message_value(r) for r in parquet_rows(spark, ctx))
+
+
+@pytest.mark.heavy
+def test_late_records_and_dead_letters_go_to_their_topics(
+        spark: Any, broker: KafkaBroker, settings: Any) -> None:
+    from tests.kafka.conftest import read_jsonl_dir
+
+    source, out, late_t, dead_t = (create_topic(broker) for _ in range(4))
+    first = [{"team": "a", "score": i, "et": T0 + i * 10_000} for i in range(20)]
+    produce(broker, source, [(0, None, json.dumps(r).encode()) for r in first])
+    defn = kafka_definition(
+        broker, source,
+        sink={"kind": "kafka", "topic": out, "late_topic": late_t, "dead_letter_topic": dead_t,
+              "options": {"kafka.bootstrap.servers": broker.bootstrap}})
+    ctx = JobContext.create(defn, settings)
+    JobRunner(spark, ctx, RunOptions(until_idle=True)).run()
+    late = [{"team": "b", "score": 1, "et": T0 + 5_000}, {"team": "a", "score": 2, "et": T0}]
+    produce(broker, source, [(0, None, json.dumps(r).encode()) for r in late]
+            + [(0, None, b"not json"), (0, None, b'{"team": "a", "score": 1}')])
+    JobRunner(spark, ctx, RunOptions(until_idle=True)).run()
+
+    want_late = read_jsonl_dir(Path(ctx.late_path))
+    want_dead = read_jsonl_dir(Path(ctx.dead_letter_path))
+    assert len(want_late) == 2 and len(want_dead) == 2
+    got_late = [json.loads(v) for _, _, _, v, _ in consume_all(broker, late_t)]
+    got_dead = [json.loads(v) for _, _, _, v, _ in consume_all(broker, dead_t)]
+    key = lambda d: json.dumps(d, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, got_late)) == sorted(map(key, want_late))
+    assert sorted(map(key, got_dead)) == sorted(map(key, want_dead))
+    assert {json.loads(d["record"])["kafka_offset"] for d in got_dead} == {22, 23}

@@ -331,6 +331,11 @@ with tab_form:
         with c2:
             text("sink.options", "Producer options (one name=value a line)", area=True,
                  placeholder="kafka.bootstrap.servers=127.0.0.1:9092")
+        c1, c2 = st.columns(2)
+        with c1:
+            text("sink.late_topic", "Late records topic (optional)")
+        with c2:
+            text("sink.dead_letter_topic", "Dead letters topic (optional)")
 
 with tab_yaml:
     yaml_text = defform.to_yaml(raw)
