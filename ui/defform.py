@@ -40,7 +40,7 @@ CHOICES: dict[str, list[str]] = {
     "trigger.early.kind": ["none", "after", "every", "count"],
     "trigger.late.kind": ["none", "count", "after"],
     "accumulation": ["discarding", "accumulating", "retracting"],
-    "sink.kind": ["parquet", "catalog", "console"],
+    "sink.kind": ["parquet", "catalog", "console", "kafka"],
     "fn": ["count", "sum", "min", "max", "mean", "first", "last", "collect", "count_distinct"],
 }
 
@@ -90,6 +90,10 @@ def new_model() -> Model:
         AGGS: [{"name": "n", "fn": "count", "of": ""}],
         "sink.kind": "parquet",
         "sink.path": "",
+        "sink.topic": "",
+        "sink.options": "",
+        "sink.late_topic": "",
+        "sink.dead_letter_topic": "",
     }
 
 
@@ -102,7 +106,8 @@ def _count_or_text(text: str) -> int | str:
     return int(text) if text.isdigit() else text
 
 
-def parse_options(text: str) -> tuple[dict[str, str], list[FieldError]]:
+def parse_options(text: str, field: str = "source.options"
+                  ) -> tuple[dict[str, str], list[FieldError]]:
     """``name=value`` lines (blank lines and ``#`` comments ignored)."""
     options: dict[str, str] = {}
     errors: list[FieldError] = []
@@ -112,7 +117,7 @@ def parse_options(text: str) -> tuple[dict[str, str], list[FieldError]]:
             continue
         name, sep, value = line.partition("=")
         if not sep or not name.strip():
-            errors.append(("source.options", f"line {n}: expected name=value, got {line!r}"))
+            errors.append((field, f"line {n}: expected name=value, got {line!r}"))
             continue
         options[name.strip()] = value.strip()
     return options, errors
@@ -200,6 +205,14 @@ def raw_from_form(model: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldE
     sink: dict[str, Any] = {"kind": _text(model, "sink.kind") or "parquet"}
     if _text(model, "sink.path"):
         sink["path"] = _text(model, "sink.path")
+    if sink["kind"] == "kafka":
+        for part in ("topic", "late_topic", "dead_letter_topic"):
+            if _text(model, f"sink.{part}"):
+                sink[part] = _text(model, f"sink.{part}")
+        sink_options, sink_errors = parse_options(str(model.get("sink.options") or ""),
+                                                  "sink.options")
+        errors += sink_errors
+        sink["options"] = sink_options
     raw["sink"] = sink
     return raw, errors
 
@@ -273,6 +286,11 @@ def raw_from_definition(defn: Definition) -> dict[str, Any]:
     sink: dict[str, Any] = {"kind": defn.sink.kind}
     if defn.sink.path:
         sink["path"] = defn.sink.path
+    for part in ("topic", "late_topic", "dead_letter_topic"):
+        if getattr(defn.sink, part):
+            sink[part] = getattr(defn.sink, part)
+    if defn.sink.options:
+        sink["options"] = dict(defn.sink.options)
     raw["sink"] = sink
     return raw
 
@@ -366,9 +384,14 @@ def form_from_raw(raw: Mapping[str, Any]) -> tuple[Model, list[str]]:
         ]
 
     snk = section("sink")
-    for part in ("kind", "path"):
+    for part in ("kind", "path", "topic", "late_topic", "dead_letter_topic"):
         if snk.get(part) is not None:
             model[f"sink.{part}"] = _show(snk[part])
+    sink_options = snk.get("options")
+    if isinstance(sink_options, Mapping):
+        model["sink.options"] = "\n".join(f"{k}={_show(v)}" for k, v in sink_options.items())
+    dropped += [f"sink.{k}" for k in snk
+                if k not in ("kind", "path", "topic", "options", "late_topic", "dead_letter_topic")]
     return model, dropped
 
 

@@ -120,7 +120,10 @@ def data_files(root: Path) -> list[Path]:
 
 
 def source_sample(source: Source, limit: int = DEFAULT_SAMPLE) -> Sample | None:
-    """The first ``limit`` records of a ``files`` source, or None when there is nothing to read."""
+    """The first ``limit`` records of a ``files`` or ``kafka`` source, or None when there is
+    nothing to read."""
+    if source.kind == "kafka":
+        return kafka_sample(source, limit)
     if source.kind != "files" or not source.path:
         return None
     root = Path(source.path)
@@ -169,6 +172,24 @@ def _files_per_trigger(source: Source) -> int:
     """Files per micro-batch of a files source (its ``maxFilesPerTrigger``, default 1)."""
     text = str(dict(source.options).get("maxFilesPerTrigger", "1"))
     return int(text) if text.isdigit() and int(text) > 0 else 1
+
+
+def kafka_sample(source: Source, limit: int = DEFAULT_SAMPLE) -> Sample | None:
+    """The first ``limit`` records of the topics, in partition/offset order, with the Kafka
+    metadata columns the job's expressions see (jobs/kafka/admin.py); raises KafkaSetupError
+    when the broker or topic cannot be read."""
+    from jobs.kafka.admin import preview_lines, sample
+
+    got = sample(dict(source.options), limit=limit)
+    if not got:
+        return None
+    parsed = parse_jsonl("\n".join(preview_lines(got)), "topic", limit)
+    topics = sorted({r["kafka_topic"] for r in got})
+    return Sample(parsed.lines, f"first {len(parsed.lines)} records of {', '.join(topics)}",
+                  parsed.problems, Arrival("batch"),
+                  "one micro-batch, as a job's trigger takes every offset available: judged "
+                  "against the watermark before it; within a key, records one at a time in "
+                  "partition/offset order")
 
 
 def run_preview(defn: Definition, lines: Iterable[dict[str, Any]],

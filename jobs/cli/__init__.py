@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "jobs.cli.catalog_cmds",  # db, job, audit, user
     "jobs.cli.runtime_cmds",  # run, state
     "jobs.cli.lifecycle_cmds",  # supervise, migrate, rollback, airflow
+    "jobs.cli.kafka_cmds",  # kafka sample, kafka check-retention
 )
 
 

@@ -22,7 +22,7 @@ import hashlib
 import json
 from typing import Any
 
-from jobs.definition.model import INFINITE, Definition, EarlyTrigger, LateTrigger, Source
+from jobs.definition.model import INFINITE, Definition, EarlyTrigger, LateTrigger, Sink, Source
 
 
 def _ms(value: int) -> int | str:
@@ -55,6 +55,14 @@ def _source(source: Source) -> dict[str, Any] | None:
         out.update(path=source.path, format=source.format, schema=source.schema)
     elif source.kind == "kafka":
         out.update(format=source.format, schema=source.schema)
+    return out
+
+
+def _sink(sink: Sink) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": sink.kind, "path": sink.path}
+    if sink.kind == "kafka":
+        out.update(topic=sink.topic, options=dict(sink.options), late_topic=sink.late_topic,
+                   dead_letter_topic=sink.dead_letter_topic)
     return out
 
 
@@ -92,7 +100,7 @@ def to_canonical(defn: Definition) -> dict[str, Any]:
         "trigger": trigger,
         "accumulation": defn.accumulation,
         "aggregations": [{"name": a.name, "fn": a.fn, "of": a.of} for a in defn.aggregations],
-        "sink": {"kind": defn.sink.kind, "path": defn.sink.path},
+        "sink": _sink(defn.sink),
     }
 
 

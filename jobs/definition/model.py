@@ -32,7 +32,7 @@ Accumulation = Literal["discarding", "accumulating", "retracting"]
 AggFn = Literal[
     "count", "sum", "min", "max", "mean", "first", "last", "collect", "count_distinct"
 ]
-SinkKind = Literal["parquet", "catalog", "console"]
+SinkKind = Literal["parquet", "catalog", "console", "kafka"]
 
 PROCESSING = "processing"
 """The word that, as ``event_time``, selects the processing-time clock."""
@@ -111,6 +111,15 @@ class Aggregation:
 class Sink:
     kind: SinkKind = "parquet"
     path: str | None = None
+    topic: str | None = None
+    """kafka only: the topic panes are written to (one message per pane, docs/kafka.md)."""
+    options: tuple[tuple[str, str], ...] = ()
+    """kafka only: producer options as sorted (name, value) pairs; needs
+    ``kafka.bootstrap.servers``; credentials only as ``${env:..}`` / ``${secret:..}``."""
+    late_topic: str | None = None
+    """kafka only, optional: where late records are sent too."""
+    dead_letter_topic: str | None = None
+    """kafka only, optional: where dead letters are sent too."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,9 @@ from jobs.definition.model import (
 )
 from jobs.definition.schema import Schema, parse_schema
 from jobs.definition.sql import check_expression
+from jobs.kafka.columns import METADATA_DDL as KAFKA_METADATA_DDL
+from jobs.kafka.columns import METADATA_NAMES as KAFKA_METADATA_NAMES
+from jobs.kafka.secrets import check_options as check_secret_options
 from jobs.timeutil import TimeParseError, parse_instant
 
 NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,62}")
@@ -80,6 +83,10 @@ Spark sinks write panes flat, one column per aggregation next to these)."""
 RATE_SCHEMA = "timestamp TIMESTAMP, value BIGINT"
 """The fixed columns of Spark's rate source (used to check expressions)."""
 KAFKA_SUBSCRIBE = ("subscribe", "subscribePattern", "assign")
+SINK_KINDS = ("parquet", "catalog", "console", "kafka")
+KAFKA_SINK_FIELDS = ("topic", "options", "late_topic", "dead_letter_topic")
+SINK_FIELDS = ("kind", "path", *KAFKA_SINK_FIELDS)
+KAFKA_TOPIC_RE = re.compile(r"[A-Za-z0-9._-]{1,249}")
 
 T = TypeVar("T")
 
@@ -519,6 +526,8 @@ def _source(c: _Collector, raw: Mapping[str, Any]) -> tuple[Source | None, Schem
                 schema = c.take(lambda: _schema(text))
                 if schema is None:
                     schema_text = None
+                elif kind == "kafka":
+                    schema = _kafka_schema(c, text, schema)
 
     options = _options(c, section.get("options"))
     if kind == "kafka" and options is not None:
@@ -529,12 +538,23 @@ def _source(c: _Collector, raw: Mapping[str, Any]) -> tuple[Source | None, Schem
         if len(chosen) != 1:
             c.add("source.options", "a kafka source needs exactly one of subscribe, "
                                     "subscribePattern or assign")
+        for error in check_secret_options(dict(options), "source.options"):
+            c.add(*error)
     if kind is None or options is None:
         return None, schema
     return (
         Source(kind=kind, path=path, format=fmt, schema=schema_text, options=options),  # type: ignore[arg-type]
         schema,
     )
+
+
+def _kafka_schema(c: _Collector, text: str, schema: Schema) -> Schema | None:
+    """The value's columns plus the Kafka metadata columns expressions may use."""
+    clash = [n for n in KAFKA_METADATA_NAMES if schema.field(n) is not None]
+    if clash:
+        c.add("source.schema", f"{', '.join(clash)} is a Kafka metadata column; rename it")
+        return None
+    return c.take(lambda: _schema(f"{text}, {KAFKA_METADATA_DDL}"))
 
 
 def _schema(text: str) -> Schema:
@@ -544,18 +564,19 @@ def _schema(text: str) -> Schema:
         raise DefinitionError([("source.schema", exc.message)]) from None
 
 
-def _options(c: _Collector, value: Any) -> tuple[tuple[str, str], ...] | None:
+def _options(c: _Collector, value: Any,
+             where: str = "source.options") -> tuple[tuple[str, str], ...] | None:
     if value is None:
         return ()
     if not isinstance(value, Mapping):
-        c.add("source.options", f"must be a mapping of option name to value, got {_kind(value)}")
+        c.add(where, f"must be a mapping of option name to value, got {_kind(value)}")
         return None
     pairs: list[tuple[str, str]] = []
     ok = True
     for k, v in value.items():
-        field = f"source.options.{k}"
+        field = f"{where}.{k}"
         if not isinstance(k, str) or not k.strip():
-            c.add("source.options", f"option names must be text, got {_kind(k)}")
+            c.add(where, f"option names must be text, got {_kind(k)}")
             ok = False
         elif isinstance(v, bool):
             pairs.append((k, "true" if v else "false"))
@@ -844,9 +865,14 @@ def _sink(c: _Collector, raw: Mapping[str, Any]) -> Sink | None:
     section = _section(c, raw, "sink")
     if section is None:
         return None
-    _check_keys(c, section, ("kind", "path"), "sink")
-    kind = _enum(c, "sink.kind", section.get("kind"), ("parquet", "catalog", "console"), "parquet")
+    _check_keys(c, section, SINK_FIELDS, "sink")
+    kind = _enum(c, "sink.kind", section.get("kind"), SINK_KINDS, "parquet")
     path = None
+    if kind != "kafka":
+        for extra in KAFKA_SINK_FIELDS:
+            if section.get(extra) is not None:
+                c.add(f"sink.{extra}", f"is only used by a kafka sink, not {kind}")
+                return None
     if kind == "parquet":
         if section.get("path") is not None:
             path = _text(c, "sink.path", section.get("path"))
@@ -855,7 +881,39 @@ def _sink(c: _Collector, raw: Mapping[str, Any]) -> Sink | None:
     elif kind is not None and section.get("path") is not None:
         c.add("sink.path", f"is only used by a parquet sink, not {kind}")
         return None
+    if kind == "kafka":
+        return _kafka_sink(c, section)
     return None if kind is None else Sink(kind=kind, path=path)
+
+
+def _kafka_sink(c: _Collector, section: Mapping[str, Any]) -> Sink | None:
+    """A kafka sink: a topic, and producer options with the bootstrap servers."""
+    topic = _text(c, "sink.topic", section.get("topic"))
+    if section.get("topic") is None:
+        c.add("sink.topic", "is required for a kafka sink (the topic panes are written to)")
+    elif topic is not None and not KAFKA_TOPIC_RE.fullmatch(topic):
+        c.add("sink.topic", "must be a Kafka topic name (letters, digits, '.', '_', '-')")
+        topic = None
+    side: dict[str, str | None] = {}
+    for name in ("late_topic", "dead_letter_topic"):
+        side[name] = None
+        if section.get(name) is not None:
+            value = _text(c, f"sink.{name}", section.get(name))
+            if value is not None and not KAFKA_TOPIC_RE.fullmatch(value):
+                c.add(f"sink.{name}", "must be a Kafka topic name (letters, digits, '.', '_', '-')")
+                return None
+            side[name] = value
+    options = _options(c, section.get("options"), "sink.options")
+    if options is not None:
+        if "kafka.bootstrap.servers" not in dict(options):
+            c.add("sink.options", "a kafka sink needs kafka.bootstrap.servers")
+            return None
+        for error in check_secret_options(dict(options), "sink.options"):
+            c.add(*error)
+    if topic is None or options is None:
+        return None
+    return Sink(kind="kafka", topic=topic, options=options, late_topic=side["late_topic"],
+                dead_letter_topic=side["dead_letter_topic"])
 
 
 __all__ = ["INFINITE", "load_definition", "read_document", "validate_raw"]

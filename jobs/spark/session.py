@@ -90,6 +90,17 @@ def _gate_jar() -> Path | None:
         return None
 
 
+def _bundle_jars(name: str) -> list[str]:
+    """A JVM bundle's jars when installed (jobs/jvmdeps/), else none: a job whose source or
+    sink needs them then fails at start with the bundle's name (jobs/spark/kafka_source.py)."""
+    from jobs.jvmdeps import JvmDepsError, bundle_jars
+
+    try:
+        return [str(p) for p in bundle_jars(name)]
+    except JvmDepsError:
+        return []
+
+
 def build_session(
     settings: Settings | None = None,
     app_name: str = "tidemark",
@@ -114,9 +125,9 @@ def build_session(
     conf["spark.executorEnv.PYTHONPATH"] = env["PYTHONPATH"]
     conf["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
     conf["spark.ui.enabled"] = "true" if ui else "false"
-    jar = _gate_jar()
-    if jar is not None:
-        conf["spark.jars"] = str(jar)
+    jars = [str(j) for j in (_gate_jar(),) if j is not None] + _bundle_jars("spark-kafka")
+    if jars:
+        conf["spark.jars"] = ",".join(jars)
     cds = driver_options()
     if cds:
         conf["spark.driver.extraJavaOptions"] += f" {cds}"

@@ -6,6 +6,8 @@ write here *replaces* what batch N wrote before instead of appending to it:
 - ``parquet``: ``panes/batch_id=N/`` is overwritten as a whole (Spark writes through a
   ``_temporary`` directory, which readers ignore);
 - ``catalog``: ``Catalog.write_panes`` is idempotent per (store, batch id);
+- ``kafka``: written as ``parquet`` is, then sent to the topic, one message per pane, the
+  same bytes again on a re-run (jobs/spark/kafka_sink.py);
 - ``console``: printed (a crash may print a batch twice; it is a debugging sink).
 ``emitted_at`` is the batch's timestamp from the offsets log, so a re-run writes identical rows.
 """
@@ -66,7 +68,7 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
                 catalog_writer: Callable[[int, list[dict[str, Any]]], None] | None) -> int:
     """Write one batch of panes to the definition's sink; returns the number of panes."""
     kind = ctx.defn.sink.kind
-    if kind == "parquet":
+    if kind in ("parquet", "kafka"):
         # One Spark job: the pane count rides along the write as an observed metric (no cache,
         # no second job to count, no coalesce: a coalesce(1) here would squeeze the stateful
         # stage that produces the panes into a single task).
@@ -76,7 +78,15 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
         observed = Observation(f"tidemark_panes_{ctx.store}_{batch_id}")
         (panes.observe(observed, F.count(F.lit(1)).alias("n"))
          .write.mode("overwrite").parquet(f"{ctx.panes_path}/batch_id={batch_id}"))
-        return int(observed.get.get("n") or 0)
+        n = int(observed.get.get("n") or 0)
+        if kind == "kafka":
+            from jobs.spark.kafka_sink import send_panes, send_side
+
+            if n:
+                send_panes(ctx, panes.sparkSession.read.parquet(
+                    f"{ctx.panes_path}/batch_id={batch_id}"))
+            send_side(ctx, panes.sparkSession, batch_id)
+        return n
     rows = [r.asDict() for r in panes.collect()]
     if kind == "catalog":
         if catalog_writer is None:

@@ -7,6 +7,7 @@
   job. ``maxFilesPerTrigger`` bounds a micro-batch (default 1: one landed file = one arrival
   instant, which is what makes a Spark run comparable pane for pane with replay). Spark orders
   files by modification time, not name.
+- ``kafka``: Spark's Kafka connector (jobs/spark/kafka_source.py).
 - ``rate``: Spark's load-test source (columns ``timestamp``, ``value``); options pass through.
 """
 
@@ -45,6 +46,10 @@ def read_stream(
         for name, value in options.items():
             reader = reader.option(name, value)
         return reader.load().withColumn(CORRUPT_COLUMN, F.lit(None).cast("string"))
+    if src.kind == "kafka":
+        from jobs.spark.kafka_source import read_kafka
+
+        return read_kafka(spark, defn, options)
     if src.kind != "files":
         raise SparkRuntimeError(
             f"the {src.kind!r} source is not available in this Spark installation "

@@ -20,6 +20,7 @@ from jobs.catalog import CatalogError
 from jobs.definition.errors import DefinitionError, FieldError
 from jobs.definition.model import Definition, Source
 from jobs.engine.arrival import Arrival
+from jobs.kafka.errors import KafkaSetupError
 from ui import auth, charts, common, defform, fmt
 from ui.definitions import Assessment, assess, load_spec
 from ui.preview import (
@@ -228,7 +229,10 @@ with tab_form:
     text("source.schema", "Schema (Spark DDL)", placeholder="team STRING, score INT, et TIMESTAMP",
          help="Required for csv/json sources when the job runs.")
     text("source.options", "Reader options (one name=value a line)", area=True,
-         placeholder="maxFilesPerTrigger=1")
+         placeholder=("kafka.bootstrap.servers=127.0.0.1:9092\nsubscribe=scores" if kind == "kafka"
+                      else "maxFilesPerTrigger=1"),
+         help="kafka: credentials only as ${env:NAME} or ${secret:NAME}" if kind == "kafka"
+         else None)
 
     st.markdown("#### Key and time")
     c1, c2 = st.columns(2)
@@ -329,9 +333,23 @@ with tab_form:
     st.markdown("#### Sink")
     c1, c2 = st.columns([1, 3])
     with c1:
-        select("sink.kind", "Sink kind", help="catalog: panes stored in the catalog (Windows page)")
+        sink_kind = select("sink.kind", "Sink kind",
+                           help="catalog: panes stored in the catalog (Windows page); kafka: "
+                                "one message per pane, also kept as Parquet (docs/kafka.md)")
     with c2:
         text("sink.path", "Sink path", placeholder="data/results/team_scores")
+    if sink_kind == "kafka":
+        c1, c2 = st.columns([1, 3])
+        with c1:
+            text("sink.topic", "Sink topic", placeholder="team_scores_panes")
+        with c2:
+            text("sink.options", "Producer options (one name=value a line)", area=True,
+                 placeholder="kafka.bootstrap.servers=127.0.0.1:9092")
+        c1, c2 = st.columns(2)
+        with c1:
+            text("sink.late_topic", "Late records topic (optional)")
+        with c2:
+            text("sink.dead_letter_topic", "Dead letters topic (optional)")
 
 with tab_yaml:
     yaml_text = defform.to_yaml(raw)
@@ -355,10 +373,13 @@ def cached_preview(spec: str, sample_json: str, arrival: str) -> PreviewResult:
 
 
 @st.cache_data(show_spinner=False, ttl=15, max_entries=16)
-def cached_sample(kind: str, path: str, fmt_: str, limit: int) -> Sample | None:
+def cached_sample(kind: str, path: str, fmt_: str, limit: int,
+                  options: tuple[tuple[str, str], ...] = ()) -> Sample | None:
     """The source sample, re-read at most every 15 s: the preview reruns on every keystroke,
-    and listing a busy landing directory each time would make typing sluggish."""
-    return source_sample(Source(kind=kind, path=path, format=fmt_), limit)  # type: ignore[arg-type]
+    and listing a busy landing directory (or reading a topic) each time would make typing
+    sluggish."""
+    return source_sample(Source(kind=kind, path=path, format=fmt_, options=options),  # type: ignore[arg-type]
+                         limit)
 
 
 with tab_preview:
@@ -374,8 +395,9 @@ with tab_preview:
         if src == "Source directory":
             try:
                 sample = cached_sample(defn.source.kind, defn.source.path or "",
-                                       defn.source.format or "json", limit)
-            except OSError as exc:
+                                       defn.source.format or "json", limit,
+                                       defn.source.options)
+            except (OSError, KafkaSetupError) as exc:
                 st.error(f"Cannot read the source: {exc}")
                 sample = None
             if sample is None:

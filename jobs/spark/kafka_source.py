@@ -1,0 +1,79 @@
+"""The ``kafka`` source: Spark's own Kafka connector, values parsed by the declared schema.
+
+The connector (``spark-sql-kafka-0-10``, the ``spark-kafka`` JVM bundle) keeps the offsets of
+every micro-batch in the checkpoint's offsets log, so a restarted query re-reads exactly the
+batch it had not committed: exactly once from Kafka rests on that and on the idempotent sinks.
+
+The value is parsed with ``from_json`` / ``from_csv`` in PERMISSIVE mode with a corrupt-record
+column, as the files source does: a value that is not JSON or has a wrong type becomes a dead
+letter whose ``record`` is ``{"kafka_topic", "kafka_partition", "kafka_offset", "kafka_value"}``
+(the raw text), and never stops the job. The metadata columns of :mod:`jobs.kafka.columns` sit
+beside the value's columns, so a null key or event time gives a dead letter that also carries
+topic, partition and offset.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jobs.definition.model import Definition
+from jobs.kafka.columns import METADATA_NAMES
+from jobs.kafka.errors import KafkaSetupError
+from jobs.kafka.secrets import resolve_options
+from jobs.spark.errors import SparkRuntimeError
+from jobs.spark.schema import CORRUPT_COLUMN, parse_ddl
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DEFAULTS = {"startingOffsets": "earliest", "failOnDataLoss": "true", "includeHeaders": "false"}
+"""A new store reads the topic from its earliest retained offsets; a gap in the offsets (data
+deleted before the job read it) fails the query loudly rather than skipping records."""
+
+
+def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str]) -> DataFrame:
+    """The topic as a streaming DataFrame: value columns, metadata columns, corrupt text."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    src = defn.source
+    try:
+        options = resolve_options({**DEFAULTS, **dict(src.options), **overrides},
+                                  "source.options")
+    except KafkaSetupError as exc:
+        raise SparkRuntimeError(exc.message, exc.field) from exc
+    if src.schema is None:
+        raise SparkRuntimeError("required for a kafka source in a job", "source.schema")
+    schema = parse_ddl(spark, src.schema)
+    clash = sorted(set(schema.fieldNames()) & {*METADATA_NAMES, CORRUPT_COLUMN})
+    if clash:
+        raise SparkRuntimeError(f"the column names {clash} are reserved", "source.schema")
+    reader = spark.readStream.format("kafka")
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    raw = reader.load()
+    parse_schema = StructType([*schema.fields, StructField(CORRUPT_COLUMN, StringType(), True)])
+    parse_opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLUMN}
+    text = F.col("value").cast("string")
+    if (src.format or "json") == "csv":
+        parsed = F.from_csv(text, f"{src.schema}, {CORRUPT_COLUMN} STRING", parse_opts)
+    else:
+        parsed = F.from_json(text, parse_schema, parse_opts)
+    envelope = F.to_json(F.struct(
+        F.col("topic").alias("kafka_topic"), F.col("partition").alias("kafka_partition"),
+        F.col("offset").alias("kafka_offset"), text.alias("kafka_value")))
+    staged = raw.select(
+        parsed.alias("__v"),
+        F.col("key").cast("string").alias("kafka_key"),
+        F.col("topic").alias("kafka_topic"),
+        F.col("partition").cast("int").alias("kafka_partition"),
+        F.col("offset").cast("bigint").alias("kafka_offset"),
+        F.col("timestamp").alias("kafka_timestamp"),
+        envelope.alias("__envelope"),
+    )
+    value_cols = [F.col(f"__v.`{f.name}`").alias(f.name) for f in schema.fields]
+    corrupt = F.when(F.col("__v").isNull() | F.col(f"__v.{CORRUPT_COLUMN}").isNotNull(),
+                     F.col("__envelope"))
+    return staged.select(*value_cols, *[F.col(n) for n in METADATA_NAMES],
+                         corrupt.alias(CORRUPT_COLUMN))
+
