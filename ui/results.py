@@ -56,14 +56,15 @@ def _key(value: Any) -> Any:
     return value
 
 
-def parquet_dir(defn: Definition, results_root: Path, store: str) -> Path:
+def parquet_dir(defn: Definition, results_root: str | Path, store: str) -> Path:
     """Where the Spark job writes the panes of ``store``: ``<sink.path or results root/job>/
-    <store>/panes/batch_id=N/`` (see ``jobs.spark.context.JobContext``)."""
-    base = Path(defn.sink.path) if defn.sink.path else results_root / defn.name
+    <store>/panes/batch_id=N/`` (see ``jobs.spark.context.JobContext``). Local roots only: a
+    Hadoop URI root maps to no local directory, so its panes read as none."""
+    base = Path(defn.sink.path) if defn.sink.path else Path(results_root) / defn.name
     return base.absolute() / store / "panes"
 
 
-def parquet_panes(defn: Definition, results_root: Path, *, store: str,
+def parquet_panes(defn: Definition, results_root: str | Path, *, store: str,
                   limit: int) -> list[PaneRow]:
     """Panes of a ``parquet`` sink (empty when nothing was written yet)."""
     import pyarrow.dataset as ds

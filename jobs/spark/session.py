@@ -96,11 +96,14 @@ def build_session(
     shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS,
     extra_conf: Mapping[str, str] | None = None,
     ui: bool = False,
+    job: str | None = None,
 ) -> SparkSession:
     """A SparkSession on ``settings.spark_master`` (``local[*]`` by default; a cluster URL works
     unchanged) with the tidemark state-store configuration.
 
-    ``extra_conf`` wins over everything else (tests and the benchmark tune through it).
+    Over tidemark's configuration come the settings' Spark configuration (the platform's, then
+    ``job``'s own: ``Settings.spark_conf_for``), then ``extra_conf`` (tests and the benchmark
+    tune through it).
     """
     from pyspark.sql import SparkSession
 
@@ -120,6 +123,10 @@ def build_session(
     cds = driver_options()
     if cds:
         conf["spark.driver.extraJavaOptions"] += f" {cds}"
+    user_conf = settings.spark_conf_for(job)
+    if jar is not None and user_conf.get("spark.jars"):
+        user_conf["spark.jars"] = f"{jar},{user_conf['spark.jars']}"  # keep tidemark's jar
+    conf.update(user_conf)
     conf.update(extra_conf or {})
     for name, value in conf.items():
         builder = builder.config(name, value)

@@ -16,8 +16,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from jobs.spark.checkpoint import read_batch_info
 from jobs.spark.context import JobContext
+from jobs.storage.manifest import read_batch_info
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -108,15 +108,15 @@ def pane_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def read_side(root: str, kind: str, batch_id: int) -> list[dict[str, Any]]:
     """The gate's side records of one batch (``dead_letters``, ``late`` or ``late_counts``)."""
-    from pathlib import Path
+    from jobs.storage import join, storage_for
 
     out: list[dict[str, Any]] = []
-    d = Path(root) / kind / f"batch_id={batch_id}"
-    if not d.is_dir():
-        return out
-    for f in sorted(d.glob("part-*.jsonl")):
-        with f.open(encoding="utf-8") as fh:
-            out.extend(json.loads(line) for line in fh if line.strip())
+    d = join(root, kind, f"batch_id={batch_id}")
+    st = storage_for(root)
+    for name in st.list(d):
+        if name.startswith("part-") and name.endswith(".jsonl"):
+            text = st.read_text(join(d, name))
+            out.extend(json.loads(line) for line in text.splitlines() if line.strip())
     return out
 
 
@@ -154,10 +154,9 @@ def write_engine_side(side_root: str, batch_id: int, partition: int,
     processor in the executor, as the gate writes its own. Every kind given is written, an
     empty one by removing the file, so a re-run batch or a retried task replaces what the
     first attempt wrote and never adds to it."""
-    from pathlib import Path
-
     from jobs.spark.gate import _write_lines
+    from jobs.storage import join
 
     part = f"part-engine-{partition:05d}.jsonl"
     for kind, kind_lines in lines.items():
-        _write_lines(Path(side_root) / kind / f"batch_id={batch_id}" / part, kind_lines)
+        _write_lines(join(side_root, kind, f"batch_id={batch_id}", part), kind_lines)
