@@ -725,15 +725,16 @@ def _sink(c: _Collector, raw: Mapping[str, Any]) -> Sink | None:
     if section is None:
         return None
     _check_keys(c, section, ("kind", "path"), "sink")
-    kind = _enum(c, "sink.kind", section.get("kind"), ("parquet", "catalog", "console"), "parquet")
+    kind = _enum(c, "sink.kind", section.get("kind"), ("parquet", "catalog", "console", "delta"),
+                 "parquet")
     path = None
-    if kind == "parquet":
+    if kind in ("parquet", "delta"):
         if section.get("path") is not None:
             path = _text(c, "sink.path", section.get("path"))
             if path is None:
                 return None
     elif kind is not None and section.get("path") is not None:
-        c.add("sink.path", f"is only used by a parquet sink, not {kind}")
+        c.add("sink.path", f"is only used by a parquet sink or a delta sink, not {kind}")
         return None
     return None if kind is None else Sink(kind=kind, path=path)
 

@@ -22,6 +22,8 @@ from jobs.spark.cds import driver_options
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from jobs.definition.model import Definition
+
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 DEFAULT_SHUFFLE_PARTITIONS = 4
 
@@ -90,6 +92,29 @@ def _gate_jar() -> Path | None:
         return None
 
 
+def sink_session_conf(defn: Definition) -> dict[str, str]:
+    """What a definition's sink needs in the session (a ``delta`` sink: Delta's jars)."""
+    if defn.sink.kind == "delta":
+        from jobs.spark.delta_sink import session_conf
+
+        return session_conf()
+    return {}
+
+
+def layer_conf(base: Mapping[str, str], *layers: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with each layer over it in turn; ``spark.jars`` of a layer is added to the jars
+    before it (tidemark's own jar is never replaced), every other key replaced."""
+    conf = dict(base)
+    jars = [j for j in conf.get("spark.jars", "").split(",") if j]
+    for layer in layers:
+        rest = dict(layer)
+        jars.extend(j for j in rest.pop("spark.jars", "").split(",") if j and j not in jars)
+        conf.update(rest)
+    if jars:
+        conf["spark.jars"] = ",".join(jars)
+    return conf
+
+
 def build_session(
     settings: Settings | None = None,
     app_name: str = "tidemark",
@@ -123,11 +148,7 @@ def build_session(
     cds = driver_options()
     if cds:
         conf["spark.driver.extraJavaOptions"] += f" {cds}"
-    user_conf = settings.spark_conf_for(job)
-    if jar is not None and user_conf.get("spark.jars"):
-        user_conf["spark.jars"] = f"{jar},{user_conf['spark.jars']}"  # keep tidemark's jar
-    conf.update(user_conf)
-    conf.update(extra_conf or {})
+    conf = layer_conf(conf, settings.spark_conf_for(job), extra_conf or {})
     for name, value in conf.items():
         builder = builder.config(name, value)
     spark = builder.getOrCreate()

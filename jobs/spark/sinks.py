@@ -6,6 +6,8 @@ write here *replaces* what batch N wrote before instead of appending to it:
 - ``parquet``: ``panes/batch_id=N/`` is overwritten as a whole (Spark writes through a
   ``_temporary`` directory, which readers ignore);
 - ``catalog``: ``Catalog.write_panes`` is idempotent per (store, batch id);
+- ``delta``: one Delta append per batch with ``txnAppId`` = store, ``txnVersion`` = batch id,
+  which Delta skips when it already committed that batch (``jobs/spark/delta_sink.py``);
 - ``console``: printed (a crash may print a batch twice; it is a debugging sink).
 ``emitted_at`` is the batch's timestamp from the offsets log, so a re-run writes identical rows.
 """
@@ -73,6 +75,10 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
         (panes.observe(observed, F.count(F.lit(1)).alias("n"))
          .write.mode("overwrite").parquet(f"{ctx.panes_path}/batch_id={batch_id}"))
         return int(observed.get.get("n") or 0)
+    if kind == "delta":
+        from jobs.spark.delta_sink import write_delta
+
+        return write_delta(ctx, panes, batch_id)
     rows = [r.asDict() for r in panes.collect()]
     if kind == "catalog":
         if catalog_writer is None:

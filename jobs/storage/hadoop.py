@@ -56,9 +56,9 @@ class HadoopStorage:
             return
         tmp = self._path(f"{parent(path)}/.{name(path)}.tmp-tidemark")
         self._put(fs, tmp, data)
-        rename_cls = self._jvm.java.lang.Class.forName("org.apache.hadoop.fs.Options$Rename")
-        opts = self._gateway.new_array(rename_cls, 1)
-        opts[0] = getattr(self._jvm.org.apache.hadoop.fs, "Options$Rename").OVERWRITE
+        rename = getattr(self._jvm.org.apache.hadoop.fs, "Options$Rename")
+        opts = self._gateway.new_array(rename, 1)
+        opts[0] = rename.OVERWRITE
         fc = self._jvm.org.apache.hadoop.fs.FileContext.getFileContext(
             self._path(path).toUri(), self._conf)
         fc.rename(tmp, self._path(path), opts)

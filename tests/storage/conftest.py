@@ -1,5 +1,5 @@
-"""Storage fixtures: one MiniDFSCluster and one local[2] Spark session per test session (each
-is a JVM that costs tens of seconds to start)."""
+"""Storage fixtures: one MiniDFSCluster and one local[2] Spark session (with Delta's jars) per
+test session (each is a JVM that costs tens of seconds to start)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from jobs.config import Settings
-
-from .hdfs import MiniHdfs, start, stop
+from jobs.storage.minihdfs import MiniHdfs, start, stop
 
 
 @pytest.fixture(scope="session")
@@ -23,9 +22,11 @@ def hdfs() -> Iterator[MiniHdfs]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
+    from jobs.spark.delta_sink import session_conf
     from jobs.spark.session import build_session
 
     settings = Settings.from_env({**os.environ, "TIDEMARK_SPARK_MASTER": "local[2]"})
-    session = build_session(settings, app_name="tidemark-storage-tests", shuffle_partitions=2)
+    session = build_session(settings, app_name="tidemark-storage-tests", shuffle_partitions=2,
+                            extra_conf=session_conf())
     yield session
     session.stop()

@@ -12,9 +12,8 @@ import pytest
 from jobs.storage import Storage, join
 from jobs.storage.hadoop import HadoopStorage
 from jobs.storage.local import LocalStorage
+from jobs.storage.minihdfs import MiniHdfs
 from jobs.storage.webhdfs import WebHdfsStorage
-
-from .hdfs import MiniHdfs
 
 pytestmark = pytest.mark.spark
 

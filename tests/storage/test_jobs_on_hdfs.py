@@ -26,8 +26,8 @@ from jobs.storage.manifest import (
     committed_batches,
     recorded_path,
 )
+from jobs.storage.minihdfs import MiniHdfs
 
-from .hdfs import MiniHdfs
 from .jobfiles import FILES, FINAL_PANES, T0, final_panes, land, scores
 
 pytestmark = pytest.mark.spark

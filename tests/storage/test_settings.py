@@ -109,3 +109,19 @@ def test_every_variable_the_code_reads_is_listed() -> None:
     assert sorted(found - set(VARIABLES)) == []
     doc = (ROOT / "docs" / "storage.md").read_text(encoding="utf-8")
     assert [v for v in VARIABLES if f"`{v}`" not in doc] == []
+
+
+def test_spark_conf_layers_platform_then_job_then_caller(tmp_path: Path) -> None:
+    from jobs.spark.session import layer_conf
+
+    s = Settings.from_env({"TIDEMARK_CONFIG": str(_file(tmp_path, FILE)),
+                           "TIDEMARK_SPARK_CONF": '{"spark.jars": "/opt/extra.jar"}'})
+    base = {"spark.jars": "/tm/tidemark.jar", "spark.sql.shuffle.partitions": "2",
+            "spark.executor.memory": "1g"}
+    conf = layer_conf(base, s.spark_conf_for("team_scores"),
+                      {"spark.jars": "/d/delta.jar", "spark.speculation": "true"})
+    assert conf["spark.jars"] == "/tm/tidemark.jar,/opt/extra.jar,/d/delta.jar"
+    assert conf["spark.executor.memory"] == "4g"  # the job's own, over the platform's 2g
+    assert conf["spark.sql.shuffle.partitions"] == "8"  # the settings', over tidemark's
+    assert conf["spark.speculation"] == "true"  # the caller's, over the settings'
+    assert layer_conf(base, s.spark_conf_for(None))["spark.executor.memory"] == "2g"

@@ -11,6 +11,7 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
  * 127.0.0.1, it writes "hdfs://host:port http://host:port" (RPC and WebHDFS addresses) to the
  * file named by args[1] once it serves, and stops when its standard input closes.
  * Usage: java -cp <minicluster jar>:<pyspark jars>/* MiniHdfs.java BASE_DIR READY_FILE
+ * (jobs/storage/minihdfs.py does this).
  */
 public final class MiniHdfs {
     public static void main(String[] args) throws Exception {

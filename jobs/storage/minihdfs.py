@@ -1,6 +1,7 @@
-"""A real HDFS for the tests: Hadoop's MiniDFSCluster (one NameNode, one DataNode) in a JVM
-this module starts on free ports on 127.0.0.1 and stops (``MiniHdfs.java``, run by the JDK's
-source launcher against the ``hdfs-minicluster`` bundle and pyspark's Hadoop client jars)."""
+"""A real HDFS for the tests and the benchmark: Hadoop's MiniDFSCluster (one NameNode, one
+DataNode) in a JVM started on free ports on 127.0.0.1 and stopped by its caller
+(``MiniHdfs.java``, run by the JDK's source launcher against the ``hdfs-minicluster`` bundle and
+pyspark's Hadoop client jars). Not for production: one DataNode, no security."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from jobs.storage.errors import StorageError
 
 START_TIMEOUT_S = 900.0
 """A NameNode and DataNode start in ~20 s on an idle machine, minutes on 2 busy cores."""
@@ -30,7 +33,7 @@ def java() -> str:
 
     found = jdk_tool("java")
     if found is None:
-        raise RuntimeError("no java on PATH or under JAVA_HOME")
+        raise StorageError("no java on PATH or under JAVA_HOME")
     return found
 
 
@@ -54,11 +57,11 @@ def start() -> MiniHdfs:
     deadline = time.monotonic() + START_TIMEOUT_S
     while not ready.exists():
         if proc.poll() is not None:
-            raise RuntimeError(f"MiniDFSCluster exited ({proc.returncode}); log: "
+            raise StorageError(f"MiniDFSCluster exited ({proc.returncode}); log: "
                                f"{(base / 'minihdfs.log').read_text()[-2000:]}")
         if time.monotonic() > deadline:
             proc.kill()
-            raise RuntimeError(f"MiniDFSCluster not ready after {START_TIMEOUT_S:.0f} s")
+            raise StorageError(f"MiniDFSCluster not ready after {START_TIMEOUT_S:.0f} s")
         time.sleep(0.5)
     url, http = ready.read_text().split()
     return MiniHdfs(url=url, http=http, process=proc, base=base)
