@@ -129,22 +129,16 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
     from jobs.spark.session import build_session
 
     env = {"TIDEMARK_HOME": str(work), "TIDEMARK_SPARK_MASTER": "local[2]"}
-    extra: dict[str, str] = {}
     if variant == "tidemark_native_hdfs":
         assert hdfs is not None, "tidemark_native_hdfs needs --hdfs-url/--webhdfs-url"
         env.update({"TIDEMARK_CHECKPOINT_ROOT": f"{hdfs[0]}/bench/{work.name}/ck",
                     "TIDEMARK_RESULTS_ROOT": f"{hdfs[0]}/bench/{work.name}/results",
                     "TIDEMARK_WEBHDFS_URL": hdfs[1]})
-    if variant == "tidemark_native_delta":
-        from jobs.spark.delta_sink import session_conf
-
-        extra = session_conf()
     settings = Settings.from_env(env)
     if variant == "spark_native":
         spark = _plain_session(variant)
     else:
-        spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2,
-                              extra_conf=extra)
+        spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
     cpu0 = _tree_cpu_s(os.getpid())
     started = time.monotonic()
     gate: str | None = None
@@ -256,8 +250,12 @@ def _panes(spark: Any, path: str, variant: str, work: Path) -> str | None:
 
     if is_local(path) and not Path(path).exists():
         return None
-    fmt = "delta" if variant == "tidemark_native_delta" else "parquet"
-    df = spark.read.format(fmt).load(path)
+    if variant == "tidemark_native_delta":
+        from jobs.spark.delta_sink import read_table
+
+        df = spark.createDataFrame(read_table(path))
+    else:
+        df = spark.read.parquet(path)
     if variant.startswith("spark_native"):
         df = df.select(F.col("team").alias("k"), F.unix_millis("window.start").alias("ws"),
                        "total", "n")

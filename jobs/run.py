@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from jobs.spark.bookkeeping import CatalogReporter
     from jobs.spark.context import JobContext
     from jobs.spark.runner import JobRunner, RunOptions
-    from jobs.spark.session import DEFAULT_SHUFFLE_PARTITIONS, build_session, sink_session_conf
+    from jobs.spark.session import DEFAULT_SHUFFLE_PARTITIONS, build_session
 
     settings = Settings.from_env()
     catalog = Catalog(settings.db_url)
@@ -70,7 +70,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         spark = build_session(
             settings, app_name=f"tidemark:{args.job}:v{version.number}", job=args.job,
-            extra_conf=sink_session_conf(defn),
             shuffle_partitions=args.shuffle_partitions or DEFAULT_SHUFFLE_PARTITIONS)
         catalog.set_spark_app_id(run_id, spark.sparkContext.applicationId)
         # a sign of life before the query starts: on a busy machine the JVM start and the

@@ -1,8 +1,7 @@
 """Emitted panes of a job, wherever its sink put them.
 
 ``catalog`` sinks are read through the catalog service; ``parquet`` and ``delta`` sinks are read
-from the job's results directory with pyarrow (no Spark in the UI process; a Delta table's
-current files come from its transaction log). The Spark job writes each
+from the job's results directory with pyarrow and delta-rs (no Spark in the UI process). The Spark job writes each
 micro-batch to ``<sink path>/panes/batch_id=N/`` and *replaces* that directory when a batch is
 re-run, so reading every ``batch_id=`` directory gives each pane once. Either way the result is
 the engine's pane JSON shape plus the version/store that produced it.
@@ -79,52 +78,16 @@ def parquet_panes(defn: Definition, results_root: str | Path, *, store: str,
     return _pane_rows(dataset.to_table().to_pylist(), store, limit)
 
 
-def delta_files(table: Path) -> list[Path]:
-    """The data files of the Delta table's current version, from its transaction log: the
-    last checkpoint's ``add`` actions (when there is one), then every JSON commit after it,
-    ``add`` adding a file and ``remove`` removing one. No Spark, no Delta library."""
-    import pyarrow.parquet as pq
-
-    log = table / "_delta_log"
-    live: dict[str, bool] = {}
-    start = -1
-    last = log / "_last_checkpoint"
-    if last.exists():
-        start = int(json.loads(last.read_text(encoding="utf-8"))["version"])
-        for part in sorted(log.glob(f"{start:020d}.checkpoint*.parquet")):
-            for action in pq.read_table(part, columns=["add", "remove"]).to_pylist():
-                if action.get("add"):
-                    live[action["add"]["path"]] = True
-                if action.get("remove"):
-                    live.pop(action["remove"]["path"], None)
-    commits = sorted((int(f.stem), f) for f in log.glob("*.json") if f.stem.isdigit())
-    for version, commit in commits:
-        if version <= start:
-            continue
-        for line in commit.read_text(encoding="utf-8").splitlines():
-            action = json.loads(line) if line.strip() else {}
-            if "add" in action:
-                live[action["add"]["path"]] = True
-            elif "remove" in action:
-                live.pop(action["remove"]["path"], None)
-    from urllib.parse import unquote
-
-    return [table / unquote(p) for p in live]
-
-
 def delta_panes(defn: Definition, results_root: str | Path, *, store: str,
                 limit: int) -> list[PaneRow]:
     """Panes of a ``delta`` sink: the table at ``<sink.path or results root/job>/<store>/
-    panes`` (jobs/spark/delta_sink.py), its current files read with pyarrow."""
-    import pyarrow.parquet as pq
+    panes`` (jobs/spark/delta_sink.py), read with delta-rs (no Spark)."""
+    from deltalake import DeltaTable
 
     table = parquet_dir(defn, results_root, store)
     if not (table / "_delta_log").is_dir():
         return []
-    rows: list[dict[str, Any]] = []
-    for f in delta_files(table):
-        rows.extend(pq.read_table(f).to_pylist())
-    return _pane_rows(rows, store, limit)
+    return _pane_rows(DeltaTable(str(table)).to_pyarrow_table().to_pylist(), store, limit)
 
 
 def _pane_rows(records: list[dict[str, Any]], store: str, limit: int) -> list[PaneRow]:

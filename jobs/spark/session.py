@@ -22,8 +22,6 @@ from jobs.spark.cds import driver_options
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from jobs.definition.model import Definition
-
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 DEFAULT_SHUFFLE_PARTITIONS = 4
 
@@ -90,15 +88,6 @@ def _gate_jar() -> Path | None:
         logging.getLogger(__name__).warning(
             "tidemark JVM functions not built (%s); the native path uses the Python gate", exc)
         return None
-
-
-def sink_session_conf(defn: Definition) -> dict[str, str]:
-    """What a definition's sink needs in the session (a ``delta`` sink: Delta's jars)."""
-    if defn.sink.kind == "delta":
-        from jobs.spark.delta_sink import session_conf
-
-        return session_conf()
-    return {}
 
 
 def layer_conf(base: Mapping[str, str], *layers: Mapping[str, str]) -> dict[str, str]:

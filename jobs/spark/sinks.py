@@ -6,8 +6,8 @@ write here *replaces* what batch N wrote before instead of appending to it:
 - ``parquet``: ``panes/batch_id=N/`` is overwritten as a whole (Spark writes through a
   ``_temporary`` directory, which readers ignore);
 - ``catalog``: ``Catalog.write_panes`` is idempotent per (store, batch id);
-- ``delta``: one Delta append per batch with ``txnAppId`` = store, ``txnVersion`` = batch id,
-  which Delta skips when it already committed that batch (``jobs/spark/delta_sink.py``);
+- ``delta``: one Delta commit per batch carrying an application transaction (store, batch id);
+  a batch the table already recorded is skipped (``jobs/spark/delta_sink.py``);
 - ``console``: printed (a crash may print a batch twice; it is a debugging sink).
 ``emitted_at`` is the batch's timestamp from the offsets log, so a re-run writes identical rows.
 """

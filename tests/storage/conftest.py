@@ -1,4 +1,4 @@
-"""Storage fixtures: one MiniDFSCluster and one local[2] Spark session (with Delta's jars) per
+"""Storage fixtures: one MiniDFSCluster and one local[2] Spark session per
 test session (each is a JVM that costs tens of seconds to start)."""
 
 from __future__ import annotations
@@ -22,11 +22,9 @@ def hdfs() -> Iterator[MiniHdfs]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from jobs.spark.delta_sink import session_conf
     from jobs.spark.session import build_session
 
     settings = Settings.from_env({**os.environ, "TIDEMARK_SPARK_MASTER": "local[2]"})
-    session = build_session(settings, app_name="tidemark-storage-tests", shuffle_partitions=2,
-                            extra_conf=session_conf())
+    session = build_session(settings, app_name="tidemark-storage-tests", shuffle_partitions=2)
     yield session
     session.stop()

@@ -77,6 +77,7 @@ def test_a_job_keeps_checkpoint_results_and_side_files_on_hdfs(
     assert st.exists(join(ctx.output_root, "late", "batch_id=2"))
 
 
+@pytest.mark.heavy
 def test_a_restart_on_hdfs_resumes_from_the_checkpoint(
         spark: Any, hdfs: MiniHdfs, tmp_path: Path) -> None:
     """Two files, stop, a third file, restart: the second run continues from the HDFS
