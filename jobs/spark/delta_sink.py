@@ -5,7 +5,7 @@ Written with ``deltalake`` (delta-rs) from the driver, not with Delta's Spark ja
 first write (``NoSuchMethodError: LogicalRDD.<init>``, docs/storage.md), and no release fits
 Spark 4.3 yet.
 
-Every batch is one Delta commit carrying an application transaction (Delta's ``txn`` action):
+Every batch with panes is one Delta commit carrying an application transaction (Delta's ``txn`` action):
 application id = the store name, version = the batch id, in the same commit as the rows. Before
 writing, the table's recorded version for the store is read; a batch whose id is not above it
 was committed already (a batch re-run after a crash: same panes, since the offsets log fixes its
@@ -60,6 +60,8 @@ def write_delta(ctx: JobContext, panes: DataFrame, batch_id: int) -> int:
 
     uri = table_uri(ctx.panes_path)
     table: pa.Table = panes.withColumn("batch_id", F.lit(batch_id).cast("bigint")).toArrow()
+    if table.num_rows == 0:
+        return 0  # no commit for a batch without panes (a re-run of it writes nothing either)
     done = committed_version(uri, ctx.store)
     if done is not None and batch_id <= done:
         return table.num_rows
