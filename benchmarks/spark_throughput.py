@@ -8,7 +8,11 @@ the availableNow trigger. Variants:
   fixed comparison settings above) -- the baseline the issue names;
 - ``spark_native_tuned``: the same query on tidemark's session (jobs/spark/session.py), i.e.
   given every tuning tidemark applies to its own jobs: the comparison at equal tuning;
-- ``tidemark_native`` / ``tidemark_engine``: the definition run by ``JobRunner``.
+- ``tidemark_native`` / ``tidemark_engine``: the definition run by ``JobRunner``;
+- ``tidemark_native_hdfs`` / ``tidemark_native_delta`` (not in the default list): the native
+  path with checkpoint and results on HDFS (a MiniDFSCluster started for the run), and with a
+  Delta sink; ``storage_cost`` reports their events/s and batch p95 next to local Parquet
+  (``tidemark_native``, which must be in the same run) and whether their panes are identical.
 Ratios are reported against both baselines (``ratio_vs_spark_native`` and
 ``..._tuned``). Writes benchmarks/results/spark_throughput.json:
 
@@ -113,11 +117,24 @@ def _tree_cpu_s(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
+STORAGE_VARIANTS = ("tidemark_native_hdfs", "tidemark_native_delta")
+"""The native path's job with its checkpoint and Parquet results on HDFS (a MiniDFSCluster the
+benchmark starts), and with a Delta sink on the local disk: the cost of remote storage and of
+Delta next to ``tidemark_native`` (local Parquet), on the same data in the same run."""
+
+
+def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | None = None
+                ) -> dict[str, Any]:
     from jobs.config import Settings
     from jobs.spark.session import build_session
 
-    settings = Settings.from_env({"TIDEMARK_HOME": str(work), "TIDEMARK_SPARK_MASTER": "local[2]"})
+    env = {"TIDEMARK_HOME": str(work), "TIDEMARK_SPARK_MASTER": "local[2]"}
+    if variant == "tidemark_native_hdfs":
+        assert hdfs is not None, "tidemark_native_hdfs needs --hdfs-url/--webhdfs-url"
+        env.update({"TIDEMARK_CHECKPOINT_ROOT": f"{hdfs[0]}/bench/{work.name}/ck",
+                    "TIDEMARK_RESULTS_ROOT": f"{hdfs[0]}/bench/{work.name}/results",
+                    "TIDEMARK_WEBHDFS_URL": hdfs[1]})
+    settings = Settings.from_env(env)
     if variant == "spark_native":
         spark = _plain_session(variant)
     else:
@@ -133,7 +150,10 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
         from jobs.spark.context import JobContext
         from jobs.spark.runner import JobRunner, RunOptions
 
-        defn = load_definition(spec("bench", data, full=variant == "tidemark_engine"))
+        raw = spec("bench", data, full=variant == "tidemark_engine")
+        if variant == "tidemark_native_delta":
+            raw["sink"] = {"kind": "delta"}
+        defn = load_definition(raw)
         ctx = JobContext.create(defn, settings)
         runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
         cpu0 = _tree_cpu_s(os.getpid())
@@ -170,7 +190,7 @@ def run_variant(variant: str, data: Path, work: Path) -> dict[str, Any]:
         "pane_latency_ms_p50": _pct(emitting or durations, 50),
         "pane_latency_ms_p95": _pct(emitting or durations, 95),
     }
-    result["panes"] = _panes(spark, panes_path, variant)
+    result["panes"] = _panes(spark, panes_path, variant, work)
     spark.stop()
     return result
 
@@ -222,13 +242,20 @@ def _spark_native(spark: Any, data: Path, work: Path) -> list[dict[str, Any]]:
     return [json.loads(p.json) for p in q.recentProgress]
 
 
-def _panes(spark: Any, path: str, variant: str) -> str | None:
+def _panes(spark: Any, path: str, variant: str, work: Path) -> str | None:
     """Final panes as a file of sorted lines (key, window_start, total, n) for comparison."""
     from pyspark.sql import functions as F
 
-    if not Path(path).exists():
+    from jobs.storage import is_local
+
+    if is_local(path) and not Path(path).exists():
         return None
-    df = spark.read.parquet(path)
+    if variant == "tidemark_native_delta":
+        from jobs.spark.delta_sink import read_table
+
+        df = spark.createDataFrame(read_table(path))
+    else:
+        df = spark.read.parquet(path)
     if variant.startswith("spark_native"):
         df = df.select(F.col("team").alias("k"), F.unix_millis("window.start").alias("ws"),
                        "total", "n")
@@ -238,7 +265,7 @@ def _panes(spark: Any, path: str, variant: str) -> str | None:
             F.get_json_object("values", "$.total").cast("long").alias("total"),
             F.get_json_object("values", "$.n").cast("long").alias("n"))
     lines = sorted(f"{r.k}|{r.ws}|{r.total}|{r.n}" for r in df.collect())
-    out = Path(path).parent / f"{variant}.panes.txt"
+    out = work / f"{variant}.panes.txt"
     out.write_text("\n".join(lines))
     return str(out)
 
@@ -308,13 +335,15 @@ def paired_ratios(runs: list[dict[str, Any]], variants: list[str]) -> dict[str, 
     return out
 
 
-def measure(variant: str, data: Path, base: Path, round_no: int = 0) -> dict[str, Any]:
+def measure(variant: str, data: Path, base: Path, round_no: int = 0,
+            hdfs: tuple[str, str] | None = None) -> dict[str, Any]:
     work = base / f"round{round_no}"
     work.mkdir(parents=True, exist_ok=True)
     out = work / f"{variant}.json"
+    remote = ["--hdfs-url", hdfs[0], "--webhdfs-url", hdfs[1]] if hdfs else []
     proc = subprocess.Popen(
         [sys.executable, __file__, "--child", variant, "--data", str(data), "--work", str(work),
-         "--out", str(out)], cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+         "--out", str(out), *remote], cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
     peak = 0
     stop = threading.Event()
 
@@ -350,14 +379,24 @@ def main() -> int:
     ap.add_argument("--data")
     ap.add_argument("--work")
     ap.add_argument("--out")
+    ap.add_argument("--hdfs-url")
+    ap.add_argument("--webhdfs-url")
     args = ap.parse_args()
     if args.child:
         work = Path(args.work) / args.child
         work.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(run_variant(args.child, Path(args.data), work)))
+        hdfs_urls = (args.hdfs_url, args.webhdfs_url) if args.hdfs_url else None
+        Path(args.out).write_text(json.dumps(
+            run_variant(args.child, Path(args.data), work, hdfs_urls)))
         return 0
     base = Path(tempfile.mkdtemp(prefix="tidemark-bench-"))
+    cluster = None
     try:
+        if "tidemark_native_hdfs" in args.variants.split(","):
+            from jobs.storage import minihdfs
+
+            cluster = minihdfs.start()
+        hdfs = (cluster.url, cluster.http) if cluster is not None else None
         data = base / "data"
         t = time.monotonic()
         generate(data, args.events, args.keys, args.files)
@@ -366,7 +405,7 @@ def main() -> int:
         runs: list[dict[str, Any]] = []
         for round_no in range(args.rounds):
             for v in variants:
-                r = measure(v, data, base, round_no)
+                r = measure(v, data, base, round_no, hdfs)
                 r["round"] = round_no
                 r["load_avg_1m_after"] = round(os.getloadavg()[0], 2)
                 runs.append(r)
@@ -388,6 +427,24 @@ def main() -> int:
             b = set(Path(mine).read_text().splitlines())
             comparison = {"spark_native_panes": len(a), "tidemark_native_panes": len(b),
                           "identical": a == b, "only_spark": len(a - b), "only_tidemark": len(b - a)}
+        local = by.get("tidemark_native") or {}
+        storage_cost: dict[str, Any] = {}
+        for v in STORAGE_VARIANTS:
+            r = by.get(v) or {}
+            if not (r and local and r.get("events_per_s") and local.get("events_per_s")):
+                continue
+            same = None
+            if r.get("panes") and local.get("panes"):
+                same = (Path(r["panes"]).read_text().splitlines()
+                        == Path(local["panes"]).read_text().splitlines())
+            storage_cost[v] = {
+                "events_per_s": r["events_per_s"], "batch_ms_p95": r["batch_ms_p95"],
+                "local_parquet_events_per_s": local["events_per_s"],
+                "local_parquet_batch_ms_p95": local["batch_ms_p95"],
+                "throughput_ratio_vs_local_parquet": round(
+                    r["events_per_s"] / local["events_per_s"], 3),
+                "panes_identical_to_local_parquet": same,
+            }
         for r in [*runs, *results]:
             r.pop("panes", None)
         report = {
@@ -404,11 +461,14 @@ def main() -> int:
             "runs": [{k: v for k, v in r.items() if k != "panes"} for r in runs],
             "paired_by_round": paired_ratios(runs, variants),
             "comparison": comparison,
+            "storage_cost": storage_cost,
         }
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))
     finally:
+        if cluster is not None:
+            minihdfs.stop(cluster)
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
     return 0

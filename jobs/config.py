@@ -1,40 +1,227 @@
-"""Where tidemark keeps things, from the environment with embedded defaults.
+"""tidemark's settings: one validated object from a TOML file and ``TIDEMARK_*`` variables.
 
-| variable | default |
-|---|---|
-| ``TIDEMARK_HOME`` | ``./data`` (the project's data directory) |
-| ``TIDEMARK_DB_URL`` | ``sqlite:///<home>/catalog.db`` |
-| ``TIDEMARK_CHECKPOINT_ROOT`` | ``<home>/checkpoints`` |
-| ``TIDEMARK_RESULTS_ROOT`` | ``<home>/results`` |
-| ``TIDEMARK_SPARK_MASTER`` | ``local[*]`` |
-| ``AIRFLOW_HOME`` | ``<home>/airflow`` |
+Precedence, highest first: the environment, the TOML file named by ``TIDEMARK_CONFIG`` (none by
+default), the embedded defaults. A value that is wrong (a location with a bad URI, a Spark key
+that is not ``spark.*``, an unknown key in the file) is a :class:`ConfigError` naming the
+variable or file key, raised when the settings are loaded, i.e. before any job starts.
+
+The settings file (every key optional)::
+
+    home = "/srv/tidemark"
+    db_url = "postgresql+psycopg://tidemark@db/tidemark"
+    checkpoint_root = "hdfs://namenode:8020/tidemark/checkpoints"
+    results_root = "hdfs://namenode:8020/tidemark/results"
+    spark_master = "spark://spark-master:7077"
+    webhdfs_url = "http://namenode:9870"
+    airflow_home = "/srv/tidemark/airflow"
+
+    [spark]                               # every job's Spark configuration (any spark.* key)
+    "spark.executor.memory" = "2g"
+    "spark.jars" = "/opt/jars/extra.jar"
+
+    [jobs.team_scores.spark]              # one job's, over the platform's
+    "spark.executor.memory" = "4g"
+
+:data:`VARIABLES` lists every environment variable tidemark's code reads, with what it does
+(docs/storage.md has the same table); the ones in :class:`Settings` are read here, the others
+by the module named beside them.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from jobs.storage import StorageError, validate
+
+CONFIG_ENV = "TIDEMARK_CONFIG"
+
+VARIABLES: dict[str, str] = {
+    "TIDEMARK_CONFIG": "path of the TOML settings file (none: defaults and environment only)",
+    "TIDEMARK_HOME": "data directory: catalog, checkpoints, results, logs (default ./data)",
+    "TIDEMARK_DB_URL": "catalog database URL (default sqlite:///<home>/catalog.db)",
+    "TIDEMARK_CHECKPOINT_ROOT": "checkpoint root: a local path or hdfs://, s3a://, file: URI "
+                                "(default <home>/checkpoints)",
+    "TIDEMARK_RESULTS_ROOT": "results root for sinks without sink.path, late and dead-letter "
+                             "files: a local path or URI (default <home>/results)",
+    "TIDEMARK_SPARK_MASTER": "Spark master (default local[*])",
+    "TIDEMARK_SPARK_CONF": "JSON object of spark.* settings for every job, over the file's "
+                           "[spark] table",
+    "TIDEMARK_WEBHDFS_URL": "the NameNode's HTTP address (http://namenode:9870): how Spark's "
+                            "Python workers and the UI reach hdfs:// locations",
+    "AIRFLOW_HOME": "the local Airflow's home (default <home>/airflow)",
+    "TIDEMARK_UI_PORT": "demo: the UI's port (jobs/demo/launcher.py)",
+    "TIDEMARK_AIRFLOW_PORT": "demo: Airflow's port (jobs/demo/launcher.py)",
+    "TIDEMARK_AIRFLOW_USER": "local Airflow login (jobs/lifecycle/airflow_local.py)",
+    "TIDEMARK_AIRFLOW_PASSWORD": "local Airflow password (jobs/lifecycle/airflow_local.py)",
+    "TIDEMARK_ADMIN_PASSWORD": "the UI admin's initial password (ui/services.py)",
+    "TIDEMARK_USER": "the actor recorded in the audit log by the CLI (jobs/cli)",
+    "TIDEMARK_JVM_CDS": "off: drivers start without the class-data sharing archive "
+                        "(jobs/spark/cds.py)",
+    "TIDEMARK_GATE": "python: the native path uses the Python gate (jobs/spark/jvm.py)",
+    "TIDEMARK_JAR_CACHE": "where make install puts JVM bundles (jobs/jvmdeps)",
+    "TIDEMARK_JOB_COMMAND": "how the supervisor launches a job, JSON list "
+                            "(jobs/lifecycle/policy.py)",
+    "TIDEMARK_HEARTBEAT_TIMEOUT_MS": "supervisor: heartbeat timeout (jobs/lifecycle/policy.py)",
+    "TIDEMARK_BACKOFF_BASE_MS": "supervisor: restart back-off base (jobs/lifecycle/policy.py)",
+    "TIDEMARK_CRASH_LOOP_LIMIT": "supervisor: crashes before a job is failed "
+                                 "(jobs/lifecycle/policy.py)",
+    "TIDEMARK_MIGRATION_POLL_S": "migration DAG: poll interval (dags/tidemark_migration.py)",
+    "TIDEMARK_MIGRATION_TIMEOUT_S": "migration DAG: timeout (dags/tidemark_migration.py)",
+    "TIDEMARK_JOB": "set by the launcher in a job's environment (jobs/lifecycle/process.py)",
+    "TIDEMARK_VERSION": "set by the launcher in a job's environment (jobs/lifecycle/process.py)",
+    "TIDEMARK_LAUNCHED": "set by the launcher in a job's environment (jobs/lifecycle/attach.py)",
+}
+"""Every environment variable tidemark reads, with what it does."""
+
+_FILE_KEYS = {"home", "db_url", "checkpoint_root", "results_root", "spark_master",
+              "webhdfs_url", "airflow_home", "spark", "jobs"}
+
+
+class ConfigError(ValueError):
+    """A settings value that is wrong; ``setting`` is the variable or file key."""
+
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(f"{setting}: {message}")
+        self.setting = setting
 
 
 @dataclass(frozen=True)
 class Settings:
     home: Path
     db_url: str
-    checkpoint_root: Path
-    results_root: Path
+    checkpoint_root: str
+    """A location (``jobs.storage.location``): an absolute local path or a Hadoop URI."""
+    results_root: str
     spark_master: str
     airflow_home: Path
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+    """Every job's Spark configuration (``[spark]`` and ``TIDEMARK_SPARK_CONF``)."""
+    job_spark_conf: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Per job name, over ``spark_conf`` (``[jobs.<name>.spark]``)."""
+    webhdfs_url: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """Where each field's value came from (the variable or ``file key``), for messages."""
+
+    def spark_conf_for(self, job: str | None) -> dict[str, str]:
+        """The Spark configuration a job runs with: the platform's, then the job's own."""
+        out = dict(self.spark_conf)
+        if job is not None:
+            out.update(self.job_spark_conf.get(job, {}))
+        return out
+
+    def setting_name(self, name: str) -> str:
+        """The variable or file key a field came from (the variable when it is a default)."""
+        return self.sources.get(name, _ENV_OF.get(name, name))
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None,
+                 config_file: str | os.PathLike[str] | None = None) -> Settings:
         e = dict(os.environ if env is None else env)
-        home = Path(e.get("TIDEMARK_HOME", "data")).absolute()
+        path = config_file if config_file is not None else e.get(CONFIG_ENV)
+        raw = _read_file(Path(path)) if path else {}
+        src = f"{path}" if path else ""
+        sources: dict[str, str] = {}
+
+        def pick(name: str, default: Any) -> Any:
+            var = _ENV_OF[name]
+            if var in e:
+                sources[name] = var
+                return e[var]
+            if name in raw:
+                sources[name] = f"{src}: {name}"
+                return raw[name]
+            return default
+
+        home = Path(str(pick("home", "data"))).absolute()
+        checkpoint_root = _location(pick("checkpoint_root", str(home / "checkpoints")),
+                                    sources.get("checkpoint_root", _ENV_OF["checkpoint_root"]))
+        results_root = _location(pick("results_root", str(home / "results")),
+                                 sources.get("results_root", _ENV_OF["results_root"]))
+        webhdfs = pick("webhdfs_url", None)
+        if webhdfs is not None and not str(webhdfs).startswith(("http://", "https://")):
+            raise ConfigError(sources["webhdfs_url"],
+                              f"{webhdfs!r} is not an http:// or https:// URL")
+        spark_conf = _spark_table(raw.get("spark", {}), f"{src}: [spark]")
+        if "TIDEMARK_SPARK_CONF" in e:
+            try:
+                env_conf = json.loads(e["TIDEMARK_SPARK_CONF"])
+            except json.JSONDecodeError as exc:
+                raise ConfigError("TIDEMARK_SPARK_CONF", f"not a JSON object ({exc})") from exc
+            spark_conf.update(_spark_table(env_conf, "TIDEMARK_SPARK_CONF"))
+        jobs_raw = raw.get("jobs", {})
+        if not isinstance(jobs_raw, dict):
+            raise ConfigError(f"{src}: [jobs]", "must be a table of job names")
+        job_conf: dict[str, dict[str, str]] = {}
+        for job, table in jobs_raw.items():
+            where = f"{src}: [jobs.{job}]"
+            if not isinstance(table, dict) or set(table) - {"spark"}:
+                raise ConfigError(where, "holds only a [jobs.<name>.spark] table")
+            job_conf[job] = _spark_table(table.get("spark", {}), f"{where}.spark")
         return cls(
             home=home,
-            db_url=e.get("TIDEMARK_DB_URL", f"sqlite:///{home / 'catalog.db'}"),
-            checkpoint_root=Path(e.get("TIDEMARK_CHECKPOINT_ROOT", home / "checkpoints")).absolute(),
-            results_root=Path(e.get("TIDEMARK_RESULTS_ROOT", home / "results")).absolute(),
-            spark_master=e.get("TIDEMARK_SPARK_MASTER", "local[*]"),
-            airflow_home=Path(e.get("AIRFLOW_HOME", home / "airflow")).absolute(),
+            db_url=str(pick("db_url", f"sqlite:///{home / 'catalog.db'}")),
+            checkpoint_root=checkpoint_root,
+            results_root=results_root,
+            spark_master=str(pick("spark_master", "local[*]")),
+            airflow_home=Path(str(pick("airflow_home", home / "airflow"))).absolute(),
+            spark_conf=spark_conf,
+            job_spark_conf=job_conf,
+            webhdfs_url=None if webhdfs is None else str(webhdfs).rstrip("/"),
+            sources=sources,
         )
+
+
+_ENV_OF = {
+    "home": "TIDEMARK_HOME",
+    "db_url": "TIDEMARK_DB_URL",
+    "checkpoint_root": "TIDEMARK_CHECKPOINT_ROOT",
+    "results_root": "TIDEMARK_RESULTS_ROOT",
+    "spark_master": "TIDEMARK_SPARK_MASTER",
+    "webhdfs_url": "TIDEMARK_WEBHDFS_URL",
+    "airflow_home": "AIRFLOW_HOME",
+}
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(CONFIG_ENV, f"{path} cannot be read ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), f"not valid TOML ({exc})") from exc
+    unknown = sorted(set(raw) - _FILE_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: {unknown[0]}",
+                          f"unknown key (known: {', '.join(sorted(_FILE_KEYS))})")
+    for key, value in raw.items():
+        if key not in ("spark", "jobs") and not isinstance(value, str):
+            raise ConfigError(f"{path}: {key}", "must be a string")
+    return raw
+
+
+def _location(value: Any, setting: str) -> str:
+    try:
+        return validate(str(value))
+    except StorageError as exc:
+        raise ConfigError(setting, str(exc)) from exc
+
+
+def _spark_table(table: Any, where: str) -> dict[str, str]:
+    if not isinstance(table, dict):
+        raise ConfigError(where, "must be a table of spark.* keys")
+    out: dict[str, str] = {}
+    for key, value in table.items():
+        if not str(key).startswith("spark."):
+            raise ConfigError(f"{where} {key}", "only spark.* keys are passed to Spark")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if not isinstance(value, str | int | float):
+            raise ConfigError(f"{where} {key}", "must be a string, number or boolean")
+        out[str(key)] = str(value)
+    return out

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     status, reason = "failed", "crashed before the query started"
     try:
         spark = build_session(
-            settings, app_name=f"tidemark:{args.job}:v{version.number}",
+            settings, app_name=f"tidemark:{args.job}:v{version.number}", job=args.job,
             shuffle_partitions=args.shuffle_partitions or DEFAULT_SHUFFLE_PARTITIONS)
         catalog.set_spark_app_id(run_id, spark.sparkContext.applicationId)
         # a sign of life before the query starts: on a busy machine the JVM start and the

@@ -1,7 +1,7 @@
 """Emitted panes of a job, wherever its sink put them.
 
-``catalog`` sinks are read through the catalog service; ``parquet`` sinks are read from the
-job's results directory with pyarrow (no Spark in the UI process). The Spark job writes each
+``catalog`` sinks are read through the catalog service; ``parquet`` and ``delta`` sinks are read
+from the job's results directory with pyarrow and delta-rs (no Spark in the UI process). The Spark job writes each
 micro-batch to ``<sink path>/panes/batch_id=N/`` and *replaces* that directory when a batch is
 re-run, so reading every ``batch_id=`` directory gives each pane once. Either way the result is
 the engine's pane JSON shape plus the version/store that produced it.
@@ -56,14 +56,15 @@ def _key(value: Any) -> Any:
     return value
 
 
-def parquet_dir(defn: Definition, results_root: Path, store: str) -> Path:
+def parquet_dir(defn: Definition, results_root: str | Path, store: str) -> Path:
     """Where the Spark job writes the panes of ``store``: ``<sink.path or results root/job>/
-    <store>/panes/batch_id=N/`` (see ``jobs.spark.context.JobContext``)."""
-    base = Path(defn.sink.path) if defn.sink.path else results_root / defn.name
+    <store>/panes/batch_id=N/`` (see ``jobs.spark.context.JobContext``). Local roots only: a
+    Hadoop URI root maps to no local directory, so its panes read as none."""
+    base = Path(defn.sink.path) if defn.sink.path else Path(results_root) / defn.name
     return base.absolute() / store / "panes"
 
 
-def parquet_panes(defn: Definition, results_root: Path, *, store: str,
+def parquet_panes(defn: Definition, results_root: str | Path, *, store: str,
                   limit: int) -> list[PaneRow]:
     """Panes of a ``parquet`` sink (empty when nothing was written yet)."""
     import pyarrow.dataset as ds
@@ -74,9 +75,24 @@ def parquet_panes(defn: Definition, results_root: Path, *, store: str,
     # Spark's in-flight `_temporary` directories and `_SUCCESS` markers are not data
     dataset = ds.dataset(str(root), format="parquet", partitioning="hive",
                          exclude_invalid_files=True, ignore_prefixes=[".", "_"])
-    table = dataset.to_table()
+    return _pane_rows(dataset.to_table().to_pylist(), store, limit)
+
+
+def delta_panes(defn: Definition, results_root: str | Path, *, store: str,
+                limit: int) -> list[PaneRow]:
+    """Panes of a ``delta`` sink: the table at ``<sink.path or results root/job>/<store>/
+    panes`` (jobs/spark/delta_sink.py), read with delta-rs (no Spark)."""
+    from deltalake import DeltaTable
+
+    table = parquet_dir(defn, results_root, store)
+    if not (table / "_delta_log").is_dir():
+        return []
+    return _pane_rows(DeltaTable(str(table)).to_pyarrow_table().to_pylist(), store, limit)
+
+
+def _pane_rows(records: list[dict[str, Any]], store: str, limit: int) -> list[PaneRow]:
     rows: list[PaneRow] = []
-    for r in table.to_pylist():
+    for r in records:
         pane = {
             "type": "pane",
             "key": _key(r.get("key")),

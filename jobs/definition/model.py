@@ -32,7 +32,7 @@ Accumulation = Literal["discarding", "accumulating", "retracting"]
 AggFn = Literal[
     "count", "sum", "min", "max", "mean", "first", "last", "collect", "count_distinct"
 ]
-SinkKind = Literal["parquet", "catalog", "console", "kafka"]
+SinkKind = Literal["parquet", "catalog", "console", "kafka", "delta"]
 
 PROCESSING = "processing"
 """The word that, as ``event_time``, selects the processing-time clock."""

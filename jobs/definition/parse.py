@@ -83,7 +83,7 @@ Spark sinks write panes flat, one column per aggregation next to these)."""
 RATE_SCHEMA = "timestamp TIMESTAMP, value BIGINT"
 """The fixed columns of Spark's rate source (used to check expressions)."""
 KAFKA_SUBSCRIBE = ("subscribe", "subscribePattern", "assign")
-SINK_KINDS = ("parquet", "catalog", "console", "kafka")
+SINK_KINDS = ("parquet", "catalog", "console", "kafka", "delta")
 KAFKA_SINK_FIELDS = ("topic", "options", "late_topic", "dead_letter_topic")
 SINK_FIELDS = ("kind", "path", *KAFKA_SINK_FIELDS)
 KAFKA_TOPIC_RE = re.compile(r"[A-Za-z0-9._-]{1,249}")
@@ -873,13 +873,13 @@ def _sink(c: _Collector, raw: Mapping[str, Any]) -> Sink | None:
             if section.get(extra) is not None:
                 c.add(f"sink.{extra}", f"is only used by a kafka sink, not {kind}")
                 return None
-    if kind == "parquet":
+    if kind in ("parquet", "delta"):
         if section.get("path") is not None:
             path = _text(c, "sink.path", section.get("path"))
             if path is None:
                 return None
     elif kind is not None and section.get("path") is not None:
-        c.add("sink.path", f"is only used by a parquet sink, not {kind}")
+        c.add("sink.path", f"is only used by a parquet sink or a delta sink, not {kind}")
         return None
     if kind == "kafka":
         return _kafka_sink(c, section)

@@ -11,12 +11,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Protocol
 
-from jobs.spark.checkpoint import read_batch_info, state_size_bytes, strip_scheme
 from jobs.spark.context import JobContext
 from jobs.spark.sinks import read_side
+from jobs.storage.manifest import commit_watermark, read_batch_info, state_size_bytes
 from jobs.timeutil import parse_instant
 
 SAMPLE_LIMIT = 20
@@ -77,13 +76,10 @@ def build_report(ctx: JobContext, progress: dict[str, Any], to_ours: WatermarkMa
         state_rows = sparks_rows
     if not state_bytes:
         state_bytes = state_size_bytes(ctx.checkpoint)
-    commit = Path(strip_scheme(ctx.checkpoint)) / "commits" / str(bid)
-    watermark: int | None = None
-    try:
-        lines = commit.read_text(encoding="utf-8").splitlines()
-        watermark = to_ours(int(json.loads(lines[1]).get("nextBatchWatermarkMs", 0)))
-    except (OSError, IndexError, ValueError):
-        watermark = to_ours(read_batch_info(ctx.checkpoint, bid).watermark_ms)
+    spark_wm = commit_watermark(ctx.checkpoint, bid)
+    if spark_wm is None:
+        spark_wm = read_batch_info(ctx.checkpoint, bid).watermark_ms
+    watermark = to_ours(spark_wm)
     durations = {k: int(v) for k, v in (progress.get("durationMs") or {}).items()}
     ts = progress.get("timestamp")
     committed = datetime.fromtimestamp(parse_instant(ts) / 1000, tz=UTC) if ts else datetime.now(UTC)

@@ -1,13 +1,24 @@
-"""What one running job is: its identity, definition and where its files live."""
+"""What one running job is: its identity, definition and where its files live.
+
+Locations are strings (``jobs.storage.location``): a local path made absolute, or a Hadoop URI
+kept as it is. Each remembers the setting it came from, so a location that is malformed or
+unreachable fails with a message naming that setting (:meth:`JobContext.check_storage`, called
+before the query starts).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jobs.config import Settings
 from jobs.definition.model import Definition
+from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.plan import ExecutionPlan, choose_plan
+from jobs.storage import WEBHDFS_PROPERTY, StorageError, check_location, join, validate
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 @dataclass(frozen=True)
@@ -22,6 +33,12 @@ class JobContext:
     """``<sink.path or results root/job>/<store>``: ``panes/``, ``late/``, ``dead_letters/``,
     ``late_counts/``, each partitioned by ``batch_id``."""
     plan: ExecutionPlan
+    checkpoint_setting: str = "TIDEMARK_CHECKPOINT_ROOT"
+    """The setting the checkpoint root came from (for messages)."""
+    output_setting: str = "TIDEMARK_RESULTS_ROOT"
+    """``sink.path``, or the setting the results root came from."""
+    webhdfs_url: str | None = None
+    """How Spark's Python workers reach ``hdfs://`` locations (``Settings.webhdfs_url``)."""
 
     @classmethod
     def create(
@@ -37,7 +54,15 @@ class JobContext:
             from jobs.definition.store import store_name  # colleague's module
 
             store = store_name(defn)
-        base = Path(defn.sink.path) if defn.sink.path else settings.results_root / defn.name
+        if defn.sink.path:
+            output_setting = "sink.path"
+            try:
+                base = validate(defn.sink.path, output_setting)
+            except StorageError as exc:
+                raise SparkRuntimeError(exc.detail, output_setting) from exc
+        else:
+            output_setting = settings.setting_name("results_root")
+            base = join(settings.results_root, defn.name)
         plan = choose_plan(defn)
         if force_engine and plan.native:
             plan = type(plan)("engine", ("forced",))
@@ -46,10 +71,31 @@ class JobContext:
             version=version,
             store=store,
             defn=defn,
-            checkpoint=str((settings.checkpoint_root / store).absolute()),
-            output_root=str(base.absolute() / store),
+            checkpoint=join(settings.checkpoint_root, store),
+            output_root=join(base, store),
             plan=plan,
+            checkpoint_setting=settings.setting_name("checkpoint_root"),
+            output_setting=output_setting,
+            webhdfs_url=settings.webhdfs_url,
         )
+
+    def prepare_storage(self, spark: SparkSession) -> None:
+        """Before the query starts, in the thread that starts it: hand the WebHDFS address to
+        its tasks (a local property) and :meth:`check_storage`."""
+        if self.webhdfs_url:
+            spark.sparkContext.setLocalProperty(WEBHDFS_PROPERTY, self.webhdfs_url)
+        self.check_storage()
+
+    def check_storage(self) -> None:
+        """Prove the checkpoint and output locations reachable and writable, before any batch:
+        one :class:`SparkRuntimeError` naming the setting otherwise (a bad URI, a NameNode
+        that is down, a bucket without access)."""
+        for loc, setting in ((self.checkpoint, self.checkpoint_setting),
+                             (self.output_root, self.output_setting)):
+            try:
+                check_location(loc, setting)
+            except StorageError as exc:
+                raise SparkRuntimeError(exc.detail, setting) from exc
 
     @property
     def panes_path(self) -> str:

@@ -69,6 +69,8 @@ from jobs.engine.records import Pane, jsonable, key_json
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column
 from jobs.spark.gate import ET_REASON, KEY_REASON
 from jobs.spark.plan import SHIFT_FLOOR
+from jobs.storage.manifest import BUCKETS_FILE, engine_buckets, engine_time_mode
+from jobs.storage.manifest import TIME_FILE as MANIFEST_TIME_FILE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -504,11 +506,10 @@ def previous_batch_time(cfg: HostConfig) -> int | None:
     """Processing time of the micro-batch before the running one: the time at which the
     watermark this batch runs with was established (replay fires the windows it closes then).
     Live: that batch's timestamp (offsets log); test mode: the max arrival the gate saw in it."""
-    from pathlib import Path
-
     from pyspark import TaskContext
 
-    from jobs.spark.checkpoint import read_batch_info
+    from jobs.storage import join, storage_for
+    from jobs.storage.manifest import read_batch_info
 
     ctx = TaskContext.get()
     prop = ctx.getLocalProperty("streaming.sql.batchId") if ctx else None
@@ -522,11 +523,13 @@ def previous_batch_time(cfg: HostConfig) -> int | None:
             return None
     # a batch without records (a no-data batch of the ProcessingTime mode) has no arrival
     # mark: its time is that of the last batch that had records
-    root = Path(cfg.side_root) / "arrival"
+    st = storage_for(cfg.side_root)
     for bid in range(prev, -1, -1):
+        d = join(cfg.side_root, "arrival", f"batch_id={bid}")
         values: list[int] = []
-        for f in (root / f"batch_id={bid}").glob("part-*.jsonl"):
-            values.extend(int(x) for x in f.read_text().split())
+        for n in st.list(d):
+            if n.startswith("part-") and n.endswith(".jsonl"):
+                values.extend(int(x) for x in st.read_text(join(d, n)).split())
         if values:
             return max(values)
     return None
@@ -782,7 +785,7 @@ def make_processor(cfg: HostConfig, shift: int) -> Any:
 
 # ------------------------------------------------------------------ buckets -> partitions
 
-LAYOUT_FILE = "tidemark_engine_buckets.json"
+LAYOUT_FILE = BUCKETS_FILE
 """In the checkpoint's root: the bucket count and the grouping value of each bucket, fixed
 when the checkpoint is created (a restart must group keys exactly as before)."""
 
@@ -832,32 +835,17 @@ def spread_bucket_keys(buckets: int, partitions: int) -> list[int]:
 
 def bucket_layout(spark: Any, checkpoint: str, buckets: int) -> tuple[int, list[int] | None]:
     """(bucket count, grouping value per bucket or ``None`` for the plain ``0..n-1``) of the
-    checkpoint: read from its layout file; else, for a checkpoint that already ran (written
-    before layout files existed), the plain values and the requested count; else (a new
-    checkpoint) values spread over ``spark.sql.shuffle.partitions``. Written back, so every
-    restart groups keys as the first run did. A checkpoint that is not a local path gets the
-    plain values (correct, only not spread)."""
-    from jobs.spark.checkpoint import has_run, local_root, write_marker
+    checkpoint, fixed when it is created (``jobs.storage.manifest.engine_buckets``): a new
+    checkpoint gets values spread over ``spark.sql.shuffle.partitions``."""
 
-    root = local_root(checkpoint)
-    if root is None:
-        return buckets, None  # not a local path (hdfs://, s3a://): plain values, no file
-    marker = root / LAYOUT_FILE
-    if marker.exists():
-        d = json.loads(marker.read_text(encoding="utf-8"))
-        return int(d["buckets"]), (None if d["keys"] is None else [int(v) for v in d["keys"]])
-    keys: list[int] | None
-    if has_run(root):
-        keys = None  # a checkpoint from before layout files: keep its grouping
-        partitions = None
-    else:
+    def spread() -> tuple[list[int], int]:
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-        keys = spread_bucket_keys(buckets, partitions)
-    write_marker(root, LAYOUT_FILE, {"buckets": buckets, "keys": keys, "partitions": partitions})
-    return buckets, keys
+        return spread_bucket_keys(buckets, partitions), partitions
+
+    return engine_buckets(checkpoint, buckets, spread)
 
 
-TIME_FILE = "tidemark_engine_time.json"
+TIME_FILE = MANIFEST_TIME_FILE
 """In the checkpoint's root: the stateful operator's time mode (Spark refuses to restart a
 checkpoint with another one)."""
 
@@ -872,20 +860,8 @@ def time_mode(defn: Definition, checkpoint: str) -> TimeMode:
     before this file existed) keeps it, and its processing-time triggers and idle advance are
     then evaluated only when a bucket is called (records, watermark advances); a warning says
     so. Spark would refuse to restart it in the other mode."""
-    from jobs.spark.checkpoint import has_run, local_root, write_marker
-
     wanted: TimeMode = "ProcessingTime" if needs_clock(defn) else "EventTime"
-    root = local_root(checkpoint)
-    if root is None:
-        return wanted
-    marker = root / TIME_FILE
-    mode: TimeMode
-    if marker.exists():
-        text = json.loads(marker.read_text(encoding="utf-8")).get("time_mode")
-        mode = "ProcessingTime" if text == "ProcessingTime" else "EventTime"
-    else:
-        mode = "EventTime" if has_run(root) else wanted
-        write_marker(root, TIME_FILE, {"time_mode": mode})
+    mode = engine_time_mode(checkpoint, wanted)
     if mode != wanted and wanted == "ProcessingTime":
         import logging
 

@@ -24,15 +24,14 @@ task retry overwrites instead of duplicating.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jobs.spark.checkpoint import read_batch_info
+from jobs.storage import join, storage_for
+from jobs.storage.manifest import read_batch_info
 from jobs.timeutil import datetime_to_ms
 
 LONG_MIN = -(2**63)
@@ -113,14 +112,14 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _write_lines(path: Path, lines: list[str]) -> None:
+def _write_lines(path: str, lines: list[str]) -> None:
+    """Replace one side file (through the storage layer: the side root may be a Hadoop URI);
+    no lines removes it, so a re-run never keeps what an earlier attempt wrote."""
+    st = storage_for(path)
     if not lines:
-        path.unlink(missing_ok=True)
+        st.delete(path)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    os.replace(tmp, path)
+    st.write_text(path, "".join(line + "\n" for line in lines))
 
 
 def make_gate(cfg: GateConfig) -> Any:
@@ -223,14 +222,15 @@ def make_gate(cfg: GateConfig) -> Any:
             yield out.append_column(WLIM, pa.array(wlim[keep], type=pa.int64()))
         if batch_id is not None:
             part = f"part-{partition:05d}.jsonl"
-            root = Path(cfg.side_root)
-            _write_lines(root / "dead_letters" / f"batch_id={batch_id}" / part, dead)
-            _write_lines(root / "late" / f"batch_id={batch_id}" / part, late)
+            root = cfg.side_root
+            bdir = f"batch_id={batch_id}"
+            _write_lines(join(root, "dead_letters", bdir, part), dead)
+            _write_lines(join(root, "late", bdir, part), late)
             if "__arrival" in cfg.out_columns:
-                _write_lines(root / "arrival" / f"batch_id={batch_id}" / part,
+                _write_lines(join(root, "arrival", bdir, part),
                              [] if max_arrival is None else [str(max_arrival)])
             _write_lines(
-                root / "late_counts" / f"batch_id={batch_id}" / part,
+                join(root, "late_counts", bdir, part),
                 [
                     json.dumps({"key": k, "window_start": s, "window_end": e,
                                 "accepted": c[0], "dropped": c[1]})

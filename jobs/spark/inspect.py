@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from jobs.spark.checkpoint import committed_batches
 from jobs.spark.context import JobContext
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.key_layout import read_key_layout
 from jobs.spark.plan import shift_for, window_step
+from jobs.storage.manifest import committed_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

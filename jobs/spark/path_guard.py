@@ -9,40 +9,18 @@ hand. Without it Spark fails deep inside the first batch with
 written its time-mode file into the native checkpoint); with it the job refuses to start, with
 a message that says what to do, and writes nothing.
 
-The path is recorded in ``tidemark_path.json`` when a query first starts on a checkpoint. A
-checkpoint from before that file is recognised by the file each path already wrote: the native
-path's key-layout file, the engine path's time-mode file.
+The path is recorded in ``tidemark_path.json`` when a query first starts on a checkpoint (the
+checkpoint manifest, ``jobs/storage/manifest.py``, also holds how a checkpoint from before that
+file is recognised).
 """
 
 from __future__ import annotations
 
-import json
-
 from jobs.definition.execution import ExecutionPath
-from jobs.spark.checkpoint import has_run, local_root, write_marker
-from jobs.spark.engine_host import TIME_FILE as _ENGINE_HINT
 from jobs.spark.errors import SparkRuntimeError
-from jobs.spark.key_layout import LAYOUT_FILE as _NATIVE_HINT
+from jobs.storage.manifest import PATH_FILE, record_path, recorded_path
 
-PATH_FILE = "tidemark_path.json"
-
-
-def recorded_path(checkpoint: str) -> ExecutionPath | None:
-    """The path whose state the checkpoint holds (None: new, unknown, or not a local path)."""
-    root = local_root(checkpoint)
-    if root is None:
-        return None
-    marker = root / PATH_FILE
-    if marker.exists():
-        value = json.loads(marker.read_text(encoding="utf-8")).get("path")
-        return value if value in ("native", "engine") else None
-    if not has_run(root):
-        return None
-    if (root / _NATIVE_HINT).exists():
-        return "native"
-    if (root / _ENGINE_HINT).exists():
-        return "engine"
-    return None
+__all__ = ["PATH_FILE", "claim_path", "recorded_path"]
 
 
 def claim_path(checkpoint: str, path: ExecutionPath, *, job: str, version: int,
@@ -56,6 +34,5 @@ def claim_path(checkpoint: str, path: ExecutionPath, *, job: str, version: int,
             f"{version} of {job} runs on the {path} path{why}. Spark cannot continue one from "
             "the other: save this change as a new version with its own store and activate it "
             "as a migration, or roll back to a version on the same path", "store")
-    root = local_root(checkpoint)
-    if root is not None and found is None:
-        write_marker(root, PATH_FILE, {"path": path})
+    if found is None:
+        record_path(checkpoint, path)

@@ -15,11 +15,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jobs.spark.bookkeeping import BatchReport, Reporter, build_report
-from jobs.spark.checkpoint import committed_batches, strip_scheme
 from jobs.spark.context import JobContext
 from jobs.spark.engine_host import ARRIVAL
 from jobs.spark.errors import SparkRuntimeError
@@ -47,6 +45,7 @@ from jobs.spark.state_rows import (
     read_counts,
     rows_after,
 )
+from jobs.storage.manifest import committed_batches, is_committed
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -127,6 +126,7 @@ class JobRunner:
                 f"the {defn.source.kind} source carries no watermarks; use bounded",
                 "watermark.strategy",
             )
+        ctx.prepare_storage(self.spark)  # a bad or unreachable location fails before any batch
         claim_path(ctx.checkpoint, ctx.plan.path, job=ctx.job, version=ctx.version,
                    reasons=ctx.plan.reasons)
         src = read_stream(self.spark, defn, self.options.source_options)
@@ -212,7 +212,7 @@ class JobRunner:
                         self._state_rows[batch_id] = rows
         else:
             def write_batch(batch: DataFrame, batch_id: int) -> None:
-                from jobs.spark.checkpoint import read_batch_info
+                from jobs.storage.manifest import read_batch_info
 
                 wm = to_ours(read_batch_info(ctx.checkpoint, batch_id).watermark_ms)
                 panes = pane_frame(ctx, batch, columns, batch_id, wm)
@@ -398,7 +398,7 @@ class JobRunner:
             bid = int(prog["batchId"])
             if bid in self._reported or "addBatch" not in (prog.get("durationMs") or {}):
                 continue  # already reported, or an idle "waiting for data" event
-            if not (Path(strip_scheme(self.ctx.checkpoint)) / "commits" / str(bid)).exists():
+            if not is_committed(self.ctx.checkpoint, bid):
                 pending = True
                 continue  # not committed yet: not a recovery point
             report = build_report(self.ctx, prog, self._to_ours, self._panes.pop(bid, 0),

@@ -101,17 +101,34 @@ def _bundle_jars(name: str) -> list[str]:
         return []
 
 
+def layer_conf(base: Mapping[str, str], *layers: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with each layer over it in turn; ``spark.jars`` of a layer is added to the jars
+    before it (tidemark's own jar is never replaced), every other key replaced."""
+    conf = dict(base)
+    jars = [j for j in conf.get("spark.jars", "").split(",") if j]
+    for layer in layers:
+        rest = dict(layer)
+        jars.extend(j for j in rest.pop("spark.jars", "").split(",") if j and j not in jars)
+        conf.update(rest)
+    if jars:
+        conf["spark.jars"] = ",".join(jars)
+    return conf
+
+
 def build_session(
     settings: Settings | None = None,
     app_name: str = "tidemark",
     shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS,
     extra_conf: Mapping[str, str] | None = None,
     ui: bool = False,
+    job: str | None = None,
 ) -> SparkSession:
     """A SparkSession on ``settings.spark_master`` (``local[*]`` by default; a cluster URL works
     unchanged) with the tidemark state-store configuration.
 
-    ``extra_conf`` wins over everything else (tests and the benchmark tune through it).
+    Over tidemark's configuration come the settings' Spark configuration (the platform's, then
+    ``job``'s own: ``Settings.spark_conf_for``), then ``extra_conf`` (tests and the benchmark
+    tune through it).
     """
     from pyspark.sql import SparkSession
 
@@ -131,7 +148,7 @@ def build_session(
     cds = driver_options()
     if cds:
         conf["spark.driver.extraJavaOptions"] += f" {cds}"
-    conf.update(extra_conf or {})
+    conf = layer_conf(conf, settings.spark_conf_for(job), extra_conf or {})
     for name, value in conf.items():
         builder = builder.config(name, value)
     spark = builder.getOrCreate()

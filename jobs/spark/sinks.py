@@ -8,6 +8,8 @@ write here *replaces* what batch N wrote before instead of appending to it:
 - ``catalog``: ``Catalog.write_panes`` is idempotent per (store, batch id);
 - ``kafka``: written as ``parquet`` is, then sent to the topic, one message per pane, the
   same bytes again on a re-run (jobs/spark/kafka_sink.py);
+- ``delta``: one Delta commit per batch carrying an application transaction (store, batch id);
+  a batch the table already recorded is skipped (``jobs/spark/delta_sink.py``);
 - ``console``: printed (a crash may print a batch twice; it is a debugging sink).
 ``emitted_at`` is the batch's timestamp from the offsets log, so a re-run writes identical rows.
 """
@@ -18,8 +20,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from jobs.spark.checkpoint import read_batch_info
 from jobs.spark.context import JobContext
+from jobs.storage.manifest import read_batch_info
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -87,6 +89,10 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
                     f"{ctx.panes_path}/batch_id={batch_id}"))
             send_side(ctx, panes.sparkSession, batch_id)
         return n
+    if kind == "delta":
+        from jobs.spark.delta_sink import write_delta
+
+        return write_delta(ctx, panes, batch_id)
     rows = [r.asDict() for r in panes.collect()]
     if kind == "catalog":
         if catalog_writer is None:
@@ -122,15 +128,15 @@ def pane_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def read_side(root: str, kind: str, batch_id: int) -> list[dict[str, Any]]:
     """The gate's side records of one batch (``dead_letters``, ``late`` or ``late_counts``)."""
-    from pathlib import Path
+    from jobs.storage import join, storage_for
 
     out: list[dict[str, Any]] = []
-    d = Path(root) / kind / f"batch_id={batch_id}"
-    if not d.is_dir():
-        return out
-    for f in sorted(d.glob("part-*.jsonl")):
-        with f.open(encoding="utf-8") as fh:
-            out.extend(json.loads(line) for line in fh if line.strip())
+    d = join(root, kind, f"batch_id={batch_id}")
+    st = storage_for(root)
+    for name in st.list(d):
+        if name.startswith("part-") and name.endswith(".jsonl"):
+            text = st.read_text(join(d, name))
+            out.extend(json.loads(line) for line in text.splitlines() if line.strip())
     return out
 
 
@@ -168,10 +174,9 @@ def write_engine_side(side_root: str, batch_id: int, partition: int,
     processor in the executor, as the gate writes its own. Every kind given is written, an
     empty one by removing the file, so a re-run batch or a retried task replaces what the
     first attempt wrote and never adds to it."""
-    from pathlib import Path
-
     from jobs.spark.gate import _write_lines
+    from jobs.storage import join
 
     part = f"part-engine-{partition:05d}.jsonl"
     for kind, kind_lines in lines.items():
-        _write_lines(Path(side_root) / kind / f"batch_id={batch_id}" / part, kind_lines)
+        _write_lines(join(side_root, kind, f"batch_id={batch_id}", part), kind_lines)

@@ -20,25 +20,30 @@ inside the batch's sink call, i.e. before the batch commits: a batch re-run afte
 the same input from the same state, so it starts from the same base (``prev``) and writes the
 same numbers. A checkpoint whose file does not reach its last committed batch (written before
 this file existed, or by a run that kept Spark's count) runs with Spark's own count once, whose
-per-batch total is written to the same file, so the next start counts for itself. A checkpoint
-that is not a local path always keeps Spark's count (no file can be written beside it here).
+per-batch total is written to the same file, so the next start counts for itself. The file
+belongs to the checkpoint manifest (``jobs/storage/manifest.py``).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from jobs.spark.checkpoint import committed_batches, has_run, local_root, write_marker
 from jobs.spark.errors import SparkRuntimeError
+from jobs.storage.manifest import COUNT_FILE as COUNT_FILE
+from jobs.storage.manifest import (
+    committed_batches,
+    forget_state_rows,
+    has_run,
+    read_state_rows,
+    write_state_rows,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
 Counting = Literal["tidemark", "spark"]
-COUNT_FILE = "tidemark_state_rows.json"
 TRACK_CONF = "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows"
 METRICS_CLASS = "tidemark.spark.StateMetrics"
 
@@ -61,11 +66,7 @@ class BatchCounts:
 
 
 def read_counts(checkpoint: str) -> dict[str, int] | None:
-    root = local_root(checkpoint)
-    if root is None or not (root / COUNT_FILE).exists():
-        return None
-    data = json.loads((root / COUNT_FILE).read_text(encoding="utf-8"))
-    return {k: int(data[k]) for k in ("batch", "rows", "prev")}
+    return read_state_rows(checkpoint)
 
 
 def rows_after(counts: dict[str, int] | None, batch_id: int) -> int | None:
@@ -79,12 +80,9 @@ def rows_after(counts: dict[str, int] | None, batch_id: int) -> int | None:
 
 
 def choose_counting(checkpoint: str) -> Counting:
-    """``tidemark`` when the rows before the next batch are known: a new local checkpoint, or
-    one whose file reaches its last committed batch; else ``spark`` (module docstring)."""
-    root = local_root(checkpoint)
-    if root is None:
-        return "spark"
-    if not has_run(root):
+    """``tidemark`` when the rows before the next batch are known: a new checkpoint, or one
+    whose file reaches its last committed batch; else ``spark`` (module docstring)."""
+    if not has_run(checkpoint):
         return "tidemark"
     committed = committed_batches(checkpoint)
     last = committed[-1] if committed else -1
@@ -131,9 +129,7 @@ class StateRowCounter:
                 "state rows not counted from batch %s on (%s); the next start keeps Spark's "
                 "own count", batch_id, exc)
             self.failed = True
-            root = local_root(self.checkpoint)
-            if root is not None:
-                (root / COUNT_FILE).unlink(missing_ok=True)
+            forget_state_rows(self.checkpoint)
             return None
 
     def _count(self, spark: SparkSession, query: StreamingQuery, batch_id: int) -> int:
@@ -147,9 +143,7 @@ class StateRowCounter:
             base = self._base(batch_id)
             rows = base + counts.new_groups - counts.removed
         record = {"batch": batch_id, "rows": rows, "prev": base}
-        root = local_root(self.checkpoint)
-        if root is not None:
-            write_marker(root, COUNT_FILE, record)
+        write_state_rows(self.checkpoint, record)
         self._last = record
         return rows
 

@@ -13,7 +13,7 @@ import streamlit as st
 from jobs.catalog import CatalogError
 from ui import charts, common, fmt
 from ui.definitions import load_spec
-from ui.results import PaneRow, catalog_panes, open_from_panes, parquet_panes
+from ui.results import PaneRow, catalog_panes, delta_panes, open_from_panes, parquet_panes
 
 cat, user = common.page_setup("read")
 st.title("Windows")
@@ -38,6 +38,9 @@ def load_rows() -> list[PaneRow]:
     if defn.sink.kind == "parquet":
         return parquet_panes(defn, common.services.settings().results_root, store=store,
                              limit=limit)
+    if defn.sink.kind == "delta":
+        return delta_panes(defn, common.services.settings().results_root, store=store,
+                           limit=limit)
     return []
 
 

@@ -1,10 +1,6 @@
 package tidemark.spark;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Paths;
-import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -14,7 +10,7 @@ import org.apache.spark.sql.api.java.UDF0;
 
 /**
  * Spark's watermark (or, with {@link #timestamp}, the batch timestamp) of the running
- * micro-batch of one checkpoint, read from its offsets log.
+ * micro-batch of one checkpoint, read from its offsets log (local or a Hadoop URI: {@link Files}).
  *
  * Why: the spec judges lateness against the watermark as it stood before a micro-batch, but no
  * Spark SQL expression exposes it (Spark's own late-row filter uses the previous batch's). The
@@ -59,20 +55,15 @@ public final class BatchWatermark implements UDF0<Long> {
         return prop == null ? null : Long.valueOf(prop);
     }
 
-    static String localPath(String location) {
-        return location.startsWith("file:") ? location.substring("file:".length()) : location;
-    }
-
     static long field(String checkpoint, long batch, boolean timestamp) {
         String key = checkpoint + (timestamp ? "\u0000t" : "\u0000") + batch;
         Long cached = CACHE.get(key);
         if (cached != null) return cached;
         long value;
         try {
-            List<String> lines = Files.readAllLines(
-                Paths.get(localPath(checkpoint), "offsets", Long.toString(batch)),
-                StandardCharsets.UTF_8);
-            Matcher m = (timestamp ? TS : WM).matcher(lines.size() > 1 ? lines.get(1) : "");
+            String[] lines = Files.readText(
+                checkpoint + "/offsets/" + Long.toString(batch)).split("\n", 3);
+            Matcher m = (timestamp ? TS : WM).matcher(lines.length > 1 ? lines[1] : "");
             value = m.find() ? Long.parseLong(m.group(1)) : 0L;
         } catch (IOException e) {
             throw new IllegalStateException(

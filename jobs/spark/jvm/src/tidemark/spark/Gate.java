@@ -1,11 +1,6 @@
 package tidemark.spark;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -91,15 +86,10 @@ public final class Gate implements UDF6<String, String, String, Long, Long, Row,
 
         private void write(String kind, List<String> lines) throws IOException {
             if (lines.isEmpty()) return;
-            Path dir = Paths.get(BatchWatermark.localPath(root), kind, "batch_id=" + batch);
-            Files.createDirectories(dir);
             String name = String.format("part-%05d.jsonl", partition);
-            Path tmp = dir.resolve("." + name + ".tmp-jvm-" + Thread.currentThread().getId());
             StringBuilder sb = new StringBuilder();
             for (String line : lines) sb.append(line).append('\n');
-            Files.write(tmp, sb.toString().getBytes(StandardCharsets.UTF_8));
-            Files.move(tmp, dir.resolve(name), StandardCopyOption.REPLACE_EXISTING,
-                       StandardCopyOption.ATOMIC_MOVE);
+            Files.writeText(root + "/" + kind + "/batch_id=" + batch, name, sb.toString());
         }
     }
 

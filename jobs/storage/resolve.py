@@ -1,0 +1,94 @@
+"""Which backend serves a location in this process, and checking a location before a job runs.
+
+- a local path or ``file:`` URI: :class:`LocalStorage`;
+- a Hadoop URI in a process with a SparkContext (the driver): :class:`HadoopStorage` through
+  Spark's JVM, with the session's Hadoop configuration;
+- an ``hdfs://`` URI elsewhere: :class:`WebHdfsStorage` at the NameNode's HTTP address, which
+  a Spark task (the gate and engine host in Python workers) finds in the local property
+  ``tidemark.webhdfs`` the driver sets before it starts the query (Spark hands a thread's local
+  properties to every task it runs, as it does the batch id), and any other process (the UI,
+  the CLI) in ``TIDEMARK_WEBHDFS_URL``.
+Anything else is a :class:`StorageError` that says what is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+from jobs.storage.base import Storage
+from jobs.storage.errors import StorageError
+from jobs.storage.local import LocalStorage
+from jobs.storage.location import is_local, join, scheme, validate
+
+WEBHDFS_ENV = "TIDEMARK_WEBHDFS_URL"
+WEBHDFS_PROPERTY = "tidemark.webhdfs"
+_LOCAL = LocalStorage()
+
+
+def _active_spark_context() -> object | None:
+    try:
+        from pyspark import SparkContext
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        return None
+    sc = SparkContext._active_spark_context
+    return sc if sc is not None and getattr(sc, "_jsc", None) is not None else None
+
+
+def _task_property(key: str) -> str | None:
+    try:
+        from pyspark import TaskContext
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        return None
+    ctx = TaskContext.get()
+    value = ctx.getLocalProperty(key) if ctx is not None else None
+    return str(value) if value else None
+
+
+def storage_for(location: str) -> Storage:
+    """The backend for ``location`` in this process."""
+    if is_local(location):
+        return _LOCAL
+    sc = _active_spark_context()
+    if sc is not None:
+        from jobs.storage.hadoop import HadoopStorage
+
+        return HadoopStorage(sc)
+    webhdfs = _task_property(WEBHDFS_PROPERTY) or os.environ.get(WEBHDFS_ENV)
+    if scheme(location) == "hdfs" and webhdfs:
+        from jobs.storage.webhdfs import WebHdfsStorage
+
+        return WebHdfsStorage(webhdfs)
+    raise StorageError(
+        f"{location}: no way to reach it from this process (no Spark session here; for hdfs:// "
+        f"set {WEBHDFS_ENV} to the NameNode's HTTP address, e.g. http://namenode:9870)")
+
+
+def check_location(location: str, setting: str, *, writable: bool = True) -> str:
+    """Validate ``location`` (as given in ``setting``) and prove it reachable: create it and,
+    with ``writable``, write and delete a probe file in it. Returns the normalised location;
+    raises one :class:`StorageError` naming ``setting`` otherwise. Called before a job's first
+    batch, so a bad URI or a filesystem that is down stops the job with a clear message
+    instead of failing inside Spark."""
+    loc = validate(location, setting)
+    try:
+        st = storage_for(loc)
+        st.mkdirs(loc)
+        if writable:
+            probe = join(loc, f".tidemark-probe-{uuid.uuid4().hex}")
+            st.write_text(probe, "ok")
+            st.delete(probe)
+    except StorageError as exc:
+        raise StorageError(exc.detail, setting) from exc
+    except Exception as exc:  # py4j / OS errors of any filesystem: one message naming the setting
+        raise StorageError(f"{loc} is not reachable: {_first_line(exc)}", setting) from exc
+    return loc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("at ", "py4j", "An error occurred")):
+            return line[:400]
+    return type(exc).__name__

@@ -1,0 +1,168 @@
+"""Heavy end-to-end scenarios on a real HDFS, through the real entry point (``python -m
+jobs.run``): exactly once across driver SIGKILLs with checkpoint and results on ``hdfs://``
+(Parquet on the native path, a Delta table on the engine path), and the same job on a Spark
+standalone cluster (a master and two workers) whose checkpoint and results live on HDFS."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from spark.test_crash_recovery import FILES, ROOT, _input, _setup, _spec
+from spark.test_standalone_cluster import SPARK_HOME, _free_port, _wait_port
+
+from jobs.spark.delta_sink import read_table
+from jobs.spark.sinks import read_side
+from jobs.storage import join
+from jobs.storage.minihdfs import MiniHdfs
+from jobs.storage.webhdfs import WebHdfsStorage
+
+pytestmark = [pytest.mark.spark, pytest.mark.heavy]
+
+
+def _env(home: Path, hdfs: MiniHdfs, root: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"TIDEMARK_HOME": str(home), "TIDEMARK_SPARK_MASTER": "local[2]",
+                "PYTHONPATH": str(ROOT), "TIDEMARK_WEBHDFS_URL": hdfs.http,
+                "TIDEMARK_CHECKPOINT_ROOT": f"{hdfs.url}/{root}/checkpoints",
+                "TIDEMARK_RESULTS_ROOT": f"{hdfs.url}/{root}/results", **extra})
+    env.pop("TIDEMARK_DB_URL", None)
+    env.pop("TIDEMARK_LAUNCHED", None)
+    return env
+
+
+def _launch(env: dict[str, str], job: str, log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "jobs.run", job, "--until-idle", "--shuffle-partitions", "2"],
+        env=env, cwd=str(ROOT), stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        start_new_session=True)
+
+
+def _results(spark: Any, hdfs: MiniHdfs, out: str, delta: bool
+             ) -> tuple[list[str], list[str], list[str]]:
+    """(panes without emitted_at, late records, dead letters) under ``out``, sorted."""
+    if delta:
+        rows = read_table(join(out, "panes")).to_pylist()
+    else:
+        rows = [r.asDict() for r in spark.read.parquet(join(out, "panes")).collect()]
+    panes = []
+    for row in rows:
+        row.pop("emitted_at")
+        row.pop("batch_id", None)
+        panes.append(json.dumps(row, sort_keys=True))
+    st = WebHdfsStorage(hdfs.http)
+    side: dict[str, list[str]] = {}
+    for kind in ("late", "dead_letters"):
+        ids = [int(n.split("=")[1]) for n in st.list(join(out, kind)) if n.startswith("batch_id=")]
+        side[kind] = sorted(json.dumps(x, sort_keys=True)
+                            for b in ids for x in read_side(out, kind, b))
+    return sorted(panes), side["late"], side["dead_letters"]
+
+
+@pytest.mark.parametrize("engine", [False, True], ids=["native-parquet", "engine-delta"])
+def test_sigkill_on_hdfs_equals_uninterrupted(
+        spark: Any, hdfs: MiniHdfs, tmp_path: Path, engine: bool) -> None:
+    inp = tmp_path / "in"
+    _input(inp)
+    job = "crashy"
+    spec = _spec(job, inp, engine)
+    if engine:
+        spec["sink"] = {"kind": "delta"}
+    tag = "engine" if engine else "native"
+
+    ref_home = tmp_path / "ref"
+    store = _setup(ref_home, spec)
+    proc = _launch(_env(ref_home, hdfs, f"{tag}-ref"), job, tmp_path / "ref.log")
+    assert proc.wait(timeout=900) == 0, (tmp_path / "ref.log").read_text()[-3000:]
+
+    home = tmp_path / "crash"
+    _setup(home, spec)
+    env = _env(home, hdfs, f"{tag}-crash")
+    ckpt = f"{env['TIDEMARK_CHECKPOINT_ROOT']}/{store}"
+    st = WebHdfsStorage(hdfs.http)
+    kills = []
+    for batch in (1, 3, 5):
+        proc = _launch(env, job, tmp_path / "crash.log")
+        deadline = time.monotonic() + 600
+        while not st.exists(join(ckpt, "offsets", str(batch))):  # batch started: kill in it
+            assert proc.poll() is None, (tmp_path / "crash.log").read_text()[-3000:]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        kills.append((batch, st.exists(join(ckpt, "commits", str(batch)))))
+    proc = _launch(env, job, tmp_path / "crash.log")
+    assert proc.wait(timeout=900) == 0, (tmp_path / "crash.log").read_text()[-3000:]
+
+    ref = _results(spark, hdfs, f"{hdfs.url}/{tag}-ref/results/{job}/{store}", engine)
+    got = _results(spark, hdfs, f"{env['TIDEMARK_RESULTS_ROOT']}/{job}/{store}", engine)
+    assert ref[0], "the reference run produced no panes"
+    assert len(ref[2]) == FILES
+    assert got[0] == ref[0], f"kills at {kills}"
+    assert got[1:] == ref[1:]
+
+
+@pytest.mark.parametrize("engine", [True, False], ids=["engine", "native"])
+def test_standalone_cluster_with_checkpoint_and_results_on_hdfs(
+        spark: Any, hdfs: MiniHdfs, tmp_path: Path, engine: bool) -> None:
+    inp = tmp_path / "in"
+    _input(inp)
+    job = "clustered"
+    spec = _spec(job, inp, engine)
+    tag = "cl-engine" if engine else "cl-native"
+    local = tmp_path / "local"
+    store = _setup(local, spec)
+    proc = _launch(_env(local, hdfs, f"{tag}-local"), job, tmp_path / "local.log")
+    assert proc.wait(timeout=900) == 0, (tmp_path / "local.log").read_text()[-3000:]
+
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    port = _free_port()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        procs.append(subprocess.Popen(
+            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+             "--port", str(port), "--webui-port", str(_free_port())],
+            env=env, stdout=(tmp_path / "master.log").open("wb"), stderr=subprocess.STDOUT,
+            start_new_session=True))
+        _wait_port(port)
+        for i in range(2):
+            procs.append(subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.worker.Worker",
+                 f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--cores", "1",
+                 "--memory", "1g", "--webui-port", str(_free_port()),
+                 "--work-dir", str(tmp_path / f"worker{i}")],
+                env=env, stdout=(tmp_path / f"worker{i}.log").open("wb"),
+                stderr=subprocess.STDOUT, start_new_session=True))
+        time.sleep(5)
+        cluster = tmp_path / "cluster"
+        _setup(cluster, spec)
+        job_env = _env(cluster, hdfs, f"{tag}-cluster",
+                       TIDEMARK_SPARK_MASTER=f"spark://127.0.0.1:{port}")
+        log = tmp_path / "cluster.log"
+        run = _launch(job_env, job, log)
+        assert run.wait(timeout=1200) == 0, log.read_text()[-3000:]
+    finally:
+        for p in reversed(procs):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGTERM)
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+    worker_logs = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
+    assert "Launching executor" in worker_logs or "Asked to launch executor" in worker_logs
+    assert not (cluster / "checkpoints").exists() and not (cluster / "results").exists()
+    ref = _results(spark, hdfs, f"{hdfs.url}/{tag}-local/results/{job}/{store}", False)
+    got = _results(spark, hdfs, f"{hdfs.url}/{tag}-cluster/results/{job}/{store}", False)
+    assert ref[0], "the local run produced no panes"
+    assert got == ref
