@@ -30,7 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jobs.spark.jvm import BUILD, jdk_tool
+from jobs.jvmdeps.jdk import jdk_tool
+from jobs.spark.jvm import BUILD
 
 ENV_SWITCH = "TIDEMARK_JVM_CDS"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import tempfile
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from jobs.jvmdeps.jdk import jdk_tool
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,14 +41,6 @@ def jar_path() -> Path:
         digest.update(src.relative_to(SOURCES).as_posix().encode())
         digest.update(src.read_bytes())
     return BUILD / f"tidemark-spark-{digest.hexdigest()[:12]}.jar"
-
-
-def jdk_tool(name: str) -> str | None:
-    """A JDK program (``java``, ``javac``): ``$JAVA_HOME/bin/<name>``, else the one on PATH."""
-    home = os.environ.get("JAVA_HOME")
-    if home and Path(home, "bin", name).exists():
-        return str(Path(home, "bin", name))
-    return shutil.which(name)
 
 
 def ensure_jar() -> Path | None:

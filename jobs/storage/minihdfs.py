@@ -29,7 +29,7 @@ class MiniHdfs:
 
 
 def java() -> str:
-    from jobs.spark.jvm import jdk_tool
+    from jobs.jvmdeps.jdk import jdk_tool
 
     found = jdk_tool("java")
     if found is None:
