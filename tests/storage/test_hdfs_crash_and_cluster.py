@@ -5,7 +5,6 @@ standalone cluster (a master and two workers) whose checkpoint and results live 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -17,13 +16,13 @@ from typing import Any
 
 import pytest
 from spark.test_crash_recovery import FILES, ROOT, _input, _setup, _spec
-from spark.test_standalone_cluster import SPARK_HOME, _free_port, _wait_port
 
 from jobs.spark.delta_sink import read_table
 from jobs.spark.sinks import read_side
 from jobs.storage import join
 from jobs.storage.minihdfs import MiniHdfs
 from jobs.storage.webhdfs import WebHdfsStorage
+from tests.cluster import standalone_cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.heavy]
 
@@ -123,42 +122,14 @@ def test_standalone_cluster_with_checkpoint_and_results_on_hdfs(
     proc = _launch(_env(local, hdfs, f"{tag}-local"), job, tmp_path / "local.log")
     assert proc.wait(timeout=900) == 0, (tmp_path / "local.log").read_text()[-3000:]
 
-    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
-    spark_class = str(SPARK_HOME / "bin" / "spark-class")
-    port = _free_port()
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        procs.append(subprocess.Popen(
-            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-             "--port", str(port), "--webui-port", str(_free_port())],
-            env=env, stdout=(tmp_path / "master.log").open("wb"), stderr=subprocess.STDOUT,
-            start_new_session=True))
-        _wait_port(port)
-        for i in range(2):
-            procs.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker",
-                 f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--cores", "1",
-                 "--memory", "1g", "--webui-port", str(_free_port()),
-                 "--work-dir", str(tmp_path / f"worker{i}")],
-                env=env, stdout=(tmp_path / f"worker{i}.log").open("wb"),
-                stderr=subprocess.STDOUT, start_new_session=True))
-        time.sleep(5)
+    with standalone_cluster(tmp_path) as master:
         cluster = tmp_path / "cluster"
         _setup(cluster, spec)
         job_env = _env(cluster, hdfs, f"{tag}-cluster",
-                       TIDEMARK_SPARK_MASTER=f"spark://127.0.0.1:{port}")
+                       TIDEMARK_SPARK_MASTER=master)
         log = tmp_path / "cluster.log"
         run = _launch(job_env, job, log)
         assert run.wait(timeout=1200) == 0, log.read_text()[-3000:]
-    finally:
-        for p in reversed(procs):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGTERM)
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
     worker_logs = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
     assert "Launching executor" in worker_logs or "Asked to launch executor" in worker_logs
     assert not (cluster / "checkpoints").exists() and not (cluster / "results").exists()
