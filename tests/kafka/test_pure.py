@@ -55,6 +55,23 @@ def test_message_key_value_headers_are_canonical_bytes() -> None:
         "tidemark.pane_index": b"0", "tidemark.retraction": b"false"}
 
 
+def test_a_pane_with_non_finite_numbers_is_sent_with_the_output_rule() -> None:
+    """A pane row as the results hold it (key and values as the engine host writes them,
+    jobs.engine.records.jsonable): the message value keeps the strings, no bare NaN."""
+    from jobs.engine.records import jsonable, key_json
+
+    row = {**ROW, "key": key_json(jsonable(float("nan"))), "values": json.dumps(
+        jsonable({"s": float("inf"), "m": float("-inf"), "x": float("nan"), "ok": 1.5}),
+        separators=(",", ":"))}
+
+    def strict(text: str) -> Any:
+        raise ValueError(f"bare {text} in a message value")
+
+    value = json.loads(message_value(row), parse_constant=strict)
+    assert value["key"] == "NaN"
+    assert value["values"] == {"s": "Infinity", "m": "-Infinity", "x": "NaN", "ok": 1.5}
+
+
 def test_consumer_rule_collapses_resends_and_keeps_retractions_apart() -> None:
     retraction = {**ROW, "retraction": True, "pane_index": 1}
     update = {**ROW, "pane_index": 1, "values": '{"n":4,"total":3.5}'}
