@@ -66,8 +66,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from jobs.definition.execution import needs_clock
 from jobs.definition.model import Definition
 from jobs.engine.records import Pane, jsonable, key_json
-from jobs.spark.extract import EVENT_TIME, KEY, agg_column
-from jobs.spark.gate import ET_REASON, KEY_REASON
+from jobs.spark.extract import EVENT_TIME, EVENT_TIME_OUT, KEY, agg_column
+from jobs.spark.gate import ET_REASON, KEY_REASON, range_reason
 from jobs.spark.plan import SHIFT_FLOOR
 from jobs.storage.manifest import BUCKETS_FILE, engine_buckets, engine_time_mode
 from jobs.storage.manifest import TIME_FILE as MANIFEST_TIME_FILE
@@ -377,7 +377,9 @@ def dead_letter_kinds(schema: Any, source_columns: Sequence[str]) -> tuple[str, 
 def dead_letter_column(has_key: bool, source_columns: Sequence[str], corrupt_column: str) -> Any:
     """``__dead``: null for a usable record; else a reason letter and what the processor needs
     to write the dead letter exactly as the gate does: ``u`` + the raw line (unparsable), or
-    ``k`` (key) / ``e`` (event time) + one ``0``/``1`` per source column (1 = null). Computed in
+    ``k`` (key) / ``e`` (event time) + one ``0``/``1`` per source column (1 = null), or ``r``
+    (event time outside the representable instants) + those digits + the event time in ms
+    (``__etx``). Computed in
     the JVM, so usable records cross into Python once (the processor) instead of twice (gate,
     then processor); the column is null, and so almost free, for every usable record."""
     from pyspark.sql import functions as F
@@ -388,6 +390,8 @@ def dead_letter_column(has_key: bool, source_columns: Sequence[str], corrupt_col
                   F.concat(F.lit("u"), F.col(f"`{corrupt_column}`")))
     if has_key:
         dead = dead.when(F.col(KEY).isNull(), F.concat(F.lit("k"), nulls))
+    dead = dead.when(F.col(EVENT_TIME_OUT).isNotNull(),
+                     F.concat(F.lit("r"), nulls, F.col(EVENT_TIME_OUT).cast("string")))
     return dead.when(F.col(EVENT_TIME).isNull(), F.concat(F.lit("e"), nulls))
 
 
@@ -432,6 +436,9 @@ def _dead_letter_lines(frame: pd.DataFrame, cfg: HostConfig) -> list[str]:
             reason, rec = "unparsable record", rest
         else:
             reason = KEY_REASON if tag == "k" else ET_REASON
+            if tag == "r":
+                reason = range_reason(int(rest[len(kinds):]))
+                rest = rest[:len(kinds)]
             values = {
                 c: None if rest[j] == "1" else _source_value(columns[c][i], kind, cfg.timezone)
                 for j, (c, kind) in enumerate(zip(cfg.source_columns, kinds, strict=True))

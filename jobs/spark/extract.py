@@ -12,7 +12,8 @@ The projection produces the columns everything downstream reads:
 - ``__et``   event time as epoch ms (BIGINT; null = missing or did not evaluate);
 - ``__a<i>`` the input of aggregation i (timestamps as epoch ms, decimals as doubles, so values
   print like replay's);
-plus the source columns and the corrupt-record text, which the gate needs for dead letters and
+plus the source columns, the corrupt-record text and ``__etx`` (an event time outside the
+representable instants, for its dead letter's reason), which the gate needs for dead letters and
 late records.
 """
 
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 
 KEY = "__key"
 EVENT_TIME = "__et"
+EVENT_TIME_OUT = "__etx"
+"""The event time (epoch ms) of a record whose event time is outside the representable
+instants (its ``__et`` is null), null otherwise: the gates name it in the dead letter."""
 NUMERIC_FNS = frozenset({"sum", "mean"})
 
 
@@ -46,7 +50,8 @@ class Projection:
     """The analysed projection of one definition over one source schema."""
 
     columns: list[Column]
-    """Select list: __key, __et, __a<i>..., then the source columns and the corrupt text."""
+    """Select list: __key, __et, __a<i>..., then the source columns, the corrupt text and
+    __etx."""
     agg_types: dict[str, str]
     """Aggregation name -> Spark simple type name of its (converted) input."""
     source_columns: list[str]
@@ -195,6 +200,7 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         # itself; the column holds the micro-batch's time (Spark fixes current_timestamp per
         # batch, also on a re-run) so that it is never null (a null marks a dead letter)
         cols.append(F.unix_millis(F.current_timestamp()).alias(EVENT_TIME))
+        out_of_range = F.lit(None).cast("bigint")
     else:
         et_type = _analyse(empty, defn.event_time, "event_time")
         et = to_ms(F.expr(spark_sql(defn.event_time)), et_type)
@@ -202,6 +208,7 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         # never window arithmetic that overflows int64
         in_range = et.between(F.lit(EARLIEST_MS), F.lit(LATEST_MS))
         cols.append(F.when(in_range, et).alias(EVENT_TIME))
+        out_of_range = F.when(~in_range, et)
     agg_types: dict[str, str] = {}
     for i, agg in enumerate(defn.aggregations):
         field = f"aggregations[{i}].of"
@@ -228,6 +235,7 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
     source = [f.name for f in schema.fields if f.name != CORRUPT_COLUMN]
     cols.extend(F.col(f"`{c}`") for c in source)
     cols.append(F.col(CORRUPT_COLUMN))
+    cols.append(out_of_range.alias(EVENT_TIME_OUT))
     projection = Projection(columns=cols, agg_types=agg_types, source_columns=source,
                             key_raw=raw_key, key_type=key_type)
     try:

@@ -1,8 +1,8 @@
 """The gate: one vectorized pass over every micro-batch before the windowing.
 
 It runs in the executors (``mapInArrow``, one call per Arrow batch, never per record) and
-1. splits off malformed records (unparsable line, key or event time null / not evaluating) as
-   dead letters with the reason;
+1. splits off malformed records (unparsable line, key or event time null / not evaluating,
+   event time outside the representable instants) as dead letters with the reason;
 2. judges lateness exactly as ``shared/spec/windowing.md`` says, against the watermark as it
    stood before this micro-batch (one micro-batch = one arrival instant): a (record, window) pair
    whose window has expired (watermark >= end + allowed_lateness) is dropped and written to the
@@ -24,12 +24,16 @@ task retry overwrites instead of duplicating.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from jobs.engine.extract import instant_problem
+from jobs.engine.records import non_finite_text
+from jobs.spark.extract import EVENT_TIME_OUT
 from jobs.storage import join, storage_for
 from jobs.storage.manifest import read_batch_info
 from jobs.timeutil import datetime_to_ms
@@ -39,6 +43,14 @@ WLIM = "__wlim"
 KEY_REASON = "key is null or did not evaluate"
 ET_REASON = "event time is null or did not evaluate"
 """Dead-letter reasons (the engine path and the JVM gate write the same text)."""
+
+
+def range_reason(ms: int) -> str:
+    """The dead-letter reason of an event time outside the representable instants: replay's
+    words (``jobs.engine.extract.instant_problem``); ``range_reason_column`` in gate_jvm.py is
+    its SQL twin for the JVM gate."""
+    return f"event_time: {instant_problem(ms)}"
+
 KEY_TEXT = "__ktext"
 """The key's JSON text beside a raw ``__key`` (native path's Python gate, ``key_raw``)."""
 
@@ -99,8 +111,12 @@ def window_starts(t: np.ndarray, size: int, step: int, align_to: int) -> list[np
 
 
 def _jsonable(value: Any) -> Any:
+    """A source value as the echoed record holds it: non-finite floats as the strings of
+    ``jobs.engine.records.NON_FINITE_TEXT`` (the output rule), never bare NaN / Infinity."""
     from datetime import date, datetime
 
+    if isinstance(value, float) and not math.isfinite(value):
+        return non_finite_text(value)
     if isinstance(value, datetime):
         return datetime_to_ms(value)
     if isinstance(value, date):
@@ -160,11 +176,15 @@ def make_gate(cfg: GateConfig) -> Any:
                 idx = np.flatnonzero(bad)
                 texts = record_of(rb, idx)
                 raw = corrupt.to_pylist() if corrupt_mask.any() else None
+                outside = (rb.column(EVENT_TIME_OUT).to_pylist()
+                           if et_null.any() and EVENT_TIME_OUT in rb.schema.names else None)
                 for pos, i in enumerate(idx.tolist()):
                     if corrupt_mask[i]:
                         reason, rec = "unparsable record", (raw[i] if raw else texts[pos])
                     elif cfg.has_key and key_null[i]:
                         reason, rec = KEY_REASON, texts[pos]
+                    elif outside is not None and outside[i] is not None:
+                        reason, rec = range_reason(outside[i]), texts[pos]
                     else:
                         reason, rec = ET_REASON, texts[pos]
                     dead.append(json.dumps({**ident, "reason": reason, "record": rec}))

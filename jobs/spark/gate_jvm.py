@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from jobs.spark.extract import EVENT_TIME, KEY, key_json
-from jobs.spark.gate import LONG_MIN, WLIM, GateConfig
+from jobs.engine.extract import LATEST_MS
+from jobs.spark.extract import EVENT_TIME, EVENT_TIME_OUT, KEY, key_json
+from jobs.spark.gate import LONG_MIN, WLIM, GateConfig, range_reason
 from jobs.spark.jvm import register_batch_timestamp, register_batch_watermark
 
 if TYPE_CHECKING:
@@ -57,6 +58,16 @@ def batch_facts(spark: SparkSession, cfg: GateConfig) -> tuple[Column, Column]:
     return emitted_at, our_watermark(spark, cfg)
 
 
+def range_reason_column(ms: Column) -> Column:
+    """:func:`jobs.spark.gate.range_reason` of the BIGINT column ``ms`` in SQL (null when
+    ``ms`` is): the same words, so both gates write the same dead letter."""
+    from pyspark.sql import functions as F
+
+    sample = LATEST_MS + 1
+    head, tail = range_reason(sample).split(str(sample), 1)
+    return F.concat(F.lit(head), ms.cast("string"), F.lit(tail))
+
+
 def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:
     """``projected`` gated: columns ``cfg.out_columns`` + ``__wlim`` (as the Python gate)."""
     from pyspark.sql import functions as F
@@ -69,8 +80,10 @@ def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:
     record = F.struct(*[F.col(f"`{c}`") for c in cfg.source_columns])
     # a raw key's JSON text is computed only here, for the few records that reach the gate
     key_text = key_json(key) if cfg.key_raw else key
+    outside = (range_reason_column(F.col(EVENT_TIME_OUT))
+               if EVENT_TIME_OUT in projected.columns else F.lit(None).cast("string"))
     verdict = F.call_function("tidemark_gate", F.lit(gate_config_text(cfg)), corrupt, key_text,
-                              et, ours, record)
+                              et, ours, record, outside)
     keep = F.when(needs_gate, verdict).otherwise(F.lit(True))
     if cfg.judge_lateness and not cfg.event_basis:
         wlim = F.coalesce(ours - F.lit(cfg.allowed_lateness + cfg.size), F.lit(LONG_MIN))

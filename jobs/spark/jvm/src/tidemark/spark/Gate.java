@@ -11,7 +11,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.util.TaskFailureListener;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.api.java.UDF6;
+import org.apache.spark.sql.api.java.UDF7;
 
 /**
  * The native path's gate for the records that need a decision (JVM twin of jobs/spark/gate.py).
@@ -27,9 +27,11 @@ import org.apache.spark.sql.api.java.UDF6;
  *
  * Arguments: config (tab-separated: side root, ident JSON prefix, has key, size, step, align_to,
  * allowed lateness, event basis), corrupt text, key JSON text, event time ms, our watermark
- * (null = none yet), the record's source columns as a struct.
+ * (null = none yet), the record's source columns as a struct, and the dead-letter reason of an
+ * event time outside the representable instants (null when it is inside; the text is made in
+ * SQL by gate_jvm.py, the Python gate's words).
  */
-public final class Gate implements UDF6<String, String, String, Long, Long, Row, Boolean> {
+public final class Gate implements UDF7<String, String, String, Long, Long, Row, String, Boolean> {
     private static final long serialVersionUID = 1L;
 
     static final class Config {
@@ -139,7 +141,8 @@ public final class Gate implements UDF6<String, String, String, Long, Long, Row,
     }
 
     @Override
-    public Boolean call(String config, String corrupt, String key, Long et, Long wm, Row rec) {
+    public Boolean call(String config, String corrupt, String key, Long et, Long wm, Row rec,
+                        String outside) {
         Config cfg = CONFIGS.computeIfAbsent(config, Config::new);
         Buffers b = buffers(cfg);
         if (corrupt != null) {
@@ -151,7 +154,8 @@ public final class Gate implements UDF6<String, String, String, Long, Long, Row,
             return false;
         }
         if (et == null) {
-            dead(b, cfg, "event time is null or did not evaluate", record(rec));
+            dead(b, cfg, outside != null ? outside : "event time is null or did not evaluate",
+                 record(rec));
             return false;
         }
         if (wm == null) return true;

@@ -130,10 +130,11 @@ final class PyJson {
             string(out, (String) v, false);
         } else if (v instanceof Boolean) {
             out.append(((Boolean) v) ? "true" : "false");
-        } else if (v instanceof Double) {
-            out.append(pyFloat((Double) v));
-        } else if (v instanceof Float) {
-            out.append(pyFloat(((Float) v).doubleValue()));
+        } else if (v instanceof Double || v instanceof Float) {
+            double d = ((Number) v).doubleValue();
+            // non-finite: the strings "NaN", "Infinity", "-Infinity" (the output rule)
+            if (Double.isNaN(d) || Double.isInfinite(d)) string(out, pyFloat(d), false);
+            else out.append(pyFloat(d));
         } else if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
             out.append(v.toString());
         } else if (v instanceof BigDecimal) {
