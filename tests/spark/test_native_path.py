@@ -4,6 +4,7 @@ Expected values are worked out by hand from docs/semantics.md (see comments)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,8 @@ def test_jvm_gate_writes_what_the_python_gate_writes(
     """The JVM gate (Spark SQL + Java) and the Python gate (mapInArrow) make the same decisions
     and write byte-identical dead letters, late records and late counts — for awkward values:
     floats Python prints in exponent form, NaN, -0.0, decimals, dates, sub-millisecond and
-    pre-1970 timestamps, arrays / maps / structs, control characters, DEL, non-BMP text."""
+    pre-1970 timestamps, arrays / maps / structs, control characters, DEL, non-BMP text
+    (NaN and infinities echoed as the strings "NaN", "Infinity", "-Infinity")."""
     awkward = {"ratio": 1e300, "f": 0.1, "amount": "12.50", "day": "2026-01-02",
                "tags": ["x", "é\u2028\"\\"], "attrs": {"k": 1, "z": None},
                "inner": {"a": 1, "b": "\u007f\u0001\U0001f600"}}
@@ -159,6 +161,8 @@ def test_jvm_gate_writes_what_the_python_gate_writes(
         [{"team": "a", "score": 7, "et": "2026-01-01T00:00:07.000999Z", **awkward},
          {"team": "b\U0001f600", "score": 3, "et": "2026-01-01T00:00:13Z", "ratio": 123.0},
          {"team": "z", "score": 3, "et": "1969-12-31T23:59:59.999Z", "ratio": -2.5e-5},
+         {"team": "z", "score": 4, "et": "2026-01-01T00:00:03Z", "ratio": float("-inf"),
+          "f": float("inf")},
          {"team": "a", "score": 1, "et": "2026-01-01T00:00:40Z"}],
     ])
     lines: dict[str, dict[str, list[str]]] = {}
@@ -190,4 +194,13 @@ def test_jvm_gate_writes_what_the_python_gate_writes(
         assert reports[0].dead_letters == 3
         assert reports[2].late_dropped >= 1
     assert lines["jvm"] == lines["python"]
+    echoed = "".join(ln for v in lines["jvm"].values() for ln in v)
+    assert '\\"ratio\\":\\"-Infinity\\"' in echoed and '\\"ratio\\":\\"NaN\\"' in echoed
+    def strict(text: str) -> Any:
+        raise ValueError(f"bare {text} in a side file")
+
+    for ln in (ln for v in lines["jvm"].values() for ln in v):  # strict JSON, record text too
+        record = json.loads(ln, parse_constant=strict).get("record")
+        if record is not None and not record.startswith("garbage"):
+            json.loads(record, parse_constant=strict)
     assert {k.split("/")[0] for k in lines["jvm"]} == {"dead_letters", "late", "late_counts"}
