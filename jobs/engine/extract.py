@@ -42,6 +42,20 @@ def instant_problem(ms: int) -> str | None:
             f"({EARLIEST_MS} to {LATEST_MS} ms: 0001-01-01 to 9999-12-31 UTC)")
 
 
+def reach_problem(ms: int) -> str:
+    """Why a representable event time ``ms`` still cannot be used: its windows (plus lateness)
+    pass ``±BOUND_LIMIT``."""
+    return (f"the windows of {ms} ms reach past the representable range of window bounds "
+            f"(±{BOUND_LIMIT} ms)")
+
+
+def window_reach(defn: Definition) -> int:
+    """How far from its event time a record's windows (plus a finite allowed lateness) reach."""
+    w = defn.window
+    lateness = defn.allowed_lateness if defn.allowed_lateness < INFINITE else 0
+    return max(w.size or 0, w.step or 0, w.gap or 0) + lateness
+
+
 def _compile(sql: str, field: str) -> RowFn:
     """The definition package's compiler (imported here: it pulls in sqlglot)."""
     from jobs.definition.expr import compile_expression
@@ -72,9 +86,7 @@ class RecordExtractor:
         self._time: RowFn | None = (
             None if defn.uses_processing_time else _compile(defn.event_time, "event_time")
         )
-        w = defn.window
-        lateness = defn.allowed_lateness if defn.allowed_lateness < INFINITE else 0
-        self._reach = max(w.size or 0, w.step or 0, w.gap or 0) + lateness
+        self._reach = window_reach(defn)
         """How far from its event time a record's windows (plus lateness) can reach."""
         self._aggs: list[tuple[str, str, RowFn | None]] = [
             (a.name, a.fn, _compile(a.of, f"aggregations.{a.name}") if a.of is not None else None)
@@ -161,8 +173,7 @@ class RecordExtractor:
         if problem:
             raise _Bad("event_time", f"event_time: {problem}")
         if ms + self._reach > BOUND_LIMIT or ms - self._reach < -BOUND_LIMIT:
-            raise _Bad("event_time", f"event_time: the windows of {ms} ms reach past the "
-                                     f"representable range of window bounds (±{BOUND_LIMIT} ms)")
+            raise _Bad("event_time", f"event_time: {reach_problem(ms)}")
         return ms
 
     def _eval_agg(self, name: str, fn: str, f: RowFn, rec: Mapping[str, Any]) -> Any:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
 from jobs.definition.sql import referenced_columns, spark_sql
-from jobs.engine.extract import EARLIEST_MS, LATEST_MS
+from jobs.engine.extract import BOUND_LIMIT, EARLIEST_MS, LATEST_MS, window_reach
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.schema import CORRUPT_COLUMN
 
@@ -37,7 +37,8 @@ KEY = "__key"
 EVENT_TIME = "__et"
 EVENT_TIME_OUT = "__etx"
 """The event time (epoch ms) of a record whose event time is outside the representable
-instants (its ``__et`` is null), null otherwise: the gates name it in the dead letter."""
+instants or whose windows pass ±2^62 ms (its ``__et`` is null), null otherwise: the gates name
+it in the dead letter."""
 NUMERIC_FNS = frozenset({"sum", "mean"})
 
 
@@ -204,9 +205,11 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
     else:
         et_type = _analyse(empty, defn.event_time, "event_time")
         et = to_ms(F.expr(spark_sql(defn.event_time)), et_type)
-        # outside the representable instants (jobs.engine.extract) is null: a dead letter,
-        # never window arithmetic that overflows int64
-        in_range = et.between(F.lit(EARLIEST_MS), F.lit(LATEST_MS))
+        # outside the representable instants, or with windows past ±2^62 ms
+        # (jobs.engine.extract), is null: a dead letter, never int64 overflow
+        reach = window_reach(defn)
+        in_range = et.between(F.lit(max(EARLIEST_MS, reach - BOUND_LIMIT)),
+                              F.lit(min(LATEST_MS, BOUND_LIMIT - reach)))
         cols.append(F.when(in_range, et).alias(EVENT_TIME))
         out_of_range = F.when(~in_range, et)
     agg_types: dict[str, str] = {}

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from jobs.engine.extract import instant_problem
+from jobs.engine.extract import instant_problem, reach_problem
 from jobs.engine.records import non_finite_text
 from jobs.spark.extract import EVENT_TIME_OUT
 from jobs.storage import join, storage_for
@@ -46,10 +46,11 @@ ET_REASON = "event time is null or did not evaluate"
 
 
 def range_reason(ms: int) -> str:
-    """The dead-letter reason of an event time outside the representable instants: replay's
-    words (``jobs.engine.extract.instant_problem``); ``range_reason_column`` in gate_jvm.py is
-    its SQL twin for the JVM gate."""
-    return f"event_time: {instant_problem(ms)}"
+    """The dead-letter reason of an event time the projection put in ``__etx``: outside the
+    representable instants, or (when it is inside them) its windows pass ±2^62 ms. Replay's
+    words (``jobs.engine.extract``); ``range_reason_column`` in gate_jvm.py is its SQL twin for
+    the JVM gate."""
+    return f"event_time: {instant_problem(ms) or reach_problem(ms)}"
 
 KEY_TEXT = "__ktext"
 """The key's JSON text beside a raw ``__key`` (native path's Python gate, ``key_raw``)."""

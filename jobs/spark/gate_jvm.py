@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from jobs.engine.extract import LATEST_MS
+from jobs.engine.extract import EARLIEST_MS, LATEST_MS
 from jobs.spark.extract import EVENT_TIME, EVENT_TIME_OUT, KEY, key_json
 from jobs.spark.gate import LONG_MIN, WLIM, GateConfig, range_reason
 from jobs.spark.jvm import register_batch_timestamp, register_batch_watermark
@@ -63,9 +63,12 @@ def range_reason_column(ms: Column) -> Column:
     ``ms`` is): the same words, so both gates write the same dead letter."""
     from pyspark.sql import functions as F
 
-    sample = LATEST_MS + 1
-    head, tail = range_reason(sample).split(str(sample), 1)
-    return F.concat(F.lit(head), ms.cast("string"), F.lit(tail))
+    def words(sample: int) -> Column:
+        head, tail = range_reason(sample).split(str(sample), 1)
+        return F.concat(F.lit(head), ms.cast("string"), F.lit(tail))
+
+    inside = ms.between(F.lit(EARLIEST_MS), F.lit(LATEST_MS))
+    return F.when(inside, words(LATEST_MS)).otherwise(words(LATEST_MS + 1))
 
 
 def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:

@@ -179,3 +179,36 @@ def test_a_running_job_names_an_out_of_range_event_time_and_echoes_non_finite_as
                for x in late]
     assert [(x["event_time"], x["reason"]) for x in late] == [(2000, "expired")]
     assert [r["ratio"] for r in records] == ["Infinity"]
+
+
+def test_the_spark_reason_is_replays_for_both_kinds_of_unusable_event_time(spark: Any) -> None:
+    """Out of the representable instants, or windows past ±2^62 ms: the projection keeps the
+    event time in ``__etx``, and the reason both gates write (Python text, SQL text for the
+    JVM gate) is the one replay writes for the same record."""
+    from pyspark.sql import functions as F
+
+    from jobs.engine.extract import RecordExtractor
+    from jobs.spark.extract import EVENT_TIME, EVENT_TIME_OUT, build_projection
+    from jobs.spark.gate import range_reason
+    from jobs.spark.gate_jvm import range_reason_column
+    from jobs.spark.schema import CORRUPT_COLUMN
+
+    defn = load_definition({
+        "name": "reach", "source": {"kind": "files", "path": "in", "format": "json",
+                                    "schema": "team STRING, et BIGINT"},
+        "key": "team", "event_time": "et",
+        "window": {"type": "tumbling", "size": f"{2**62 - 1000}ms"},
+        "aggregations": [{"name": "n", "fn": "count"}],
+    })
+    times = [1000, -1000, 1001, -1001, 253_402_300_800_000]
+    frame = spark.createDataFrame([("a", t, None) for t in times],
+                                  f"team STRING, et BIGINT, {CORRUPT_COLUMN} STRING")
+    projection = build_projection(defn, frame.schema, frame)
+    rows = (frame.select(*projection.columns)
+            .withColumn("sql_reason", range_reason_column(F.col(EVENT_TIME_OUT))).collect())
+    assert [r[EVENT_TIME] for r in rows] == [1000, -1000, None, None, None]
+    _, dead = RecordExtractor(defn).extract([{"team": "a", "et": t} for t in times], None)
+    replay = [d.reason for d in dead]
+    assert len(replay) == 3 and "reach past" in replay[0] and "representable range of instants" in replay[2]
+    assert [range_reason(r[EVENT_TIME_OUT]) for r in rows[2:]] == replay
+    assert [r["sql_reason"] for r in rows] == [None, None, *replay]
