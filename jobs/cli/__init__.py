@@ -28,6 +28,7 @@ from jobs.logsetup import LEVEL_ENV, LEVELS, LogSetupError, configure_logging
 COMMAND_MODULES = (
     "jobs.cli.definition_cmds",  # validate, store-name
     "jobs.cli.replay_cmd",  # replay
+    "jobs.cli.preview_cmd",  # preview
     "jobs.cli.catalog_cmds",  # db, job, audit, user
     "jobs.cli.runtime_cmds",  # run, state
     "jobs.cli.lifecycle_cmds",  # supervise, migrate, rollback, airflow

@@ -43,6 +43,8 @@ _ERROR_TYPES = (
     ("jobs.spark.errors", "SparkRuntimeError", EXIT_ERROR),
     ("jobs.lifecycle.errors", "LifecycleError", EXIT_ERROR),
     ("jobs.jvmdeps.bundles", "JvmDepsError", EXIT_ERROR),
+    ("jobs.sample", "SampleError", EXIT_ERROR),
+    ("jobs.kafka.errors", "KafkaSetupError", EXIT_ERROR),
 )
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,8 @@
   job. ``maxFilesPerTrigger`` bounds a micro-batch (default 1: one landed file = one arrival
   instant, which is what makes a Spark run comparable pane for pane with replay). Spark orders
   files by modification time, not name.
-- ``kafka``: Spark's Kafka connector (jobs/spark/kafka_source.py).
+- ``kafka``: Spark's Kafka connector (jobs/spark/kafka_source.py); one micro-batch reaches the
+  engine in topic, partition, offset order.
 - ``rate``: Spark's load-test source (columns ``timestamp``, ``value``); options pass through.
 """
 
@@ -83,27 +84,43 @@ def read_stream(
     return df
 
 
-ORDER_COLUMNS = ("__o_mtime", "__o_file", "__o_block")
+FILE_ORDER_COLUMNS = ("__o_mtime", "__o_file", "__o_block")
 """A record's file in a micro-batch's arrival order (modification time, path, split start;
 docs/semantics.md, "Spark"), taken from the file source's metadata before the shuffle so the
 engine path can restore the order after it."""
 
+KAFKA_ORDER_COLUMNS = ("__o_topic", "__o_partition", "__o_offset")
+"""A Kafka record's place in a micro-batch's arrival order: topic, partition, then offset
+(docs/semantics.md, "Spark"). The batch's offset ranges are in the checkpoint's offsets log, so
+a re-run batch reads the same records and sorts them the same way."""
+
+ORDER_COLUMNS = (*FILE_ORDER_COLUMNS, *KAFKA_ORDER_COLUMNS)
+"""Every arrival-order column a source may carry; a source carries only its own."""
+
 
 def arrival_order_columns(src: DataFrame, defn: Definition) -> list[Any]:
-    """The :data:`ORDER_COLUMNS` of a ``files`` source (empty for other sources). A stable sort
-    on them puts a batch's records in file order; the lines of one split keep their order
+    """The order columns of a ``files`` (:data:`FILE_ORDER_COLUMNS`) or ``kafka``
+    (:data:`KAFKA_ORDER_COLUMNS`) source; empty for other sources. A stable sort on them puts a
+    batch's records in arrival order. For files, the lines of one split keep their order
     because Spark's shuffle and the operator's sort by bucket are stable for one map task's
     rows (Spark offers no row position for a streaming JSON or CSV file:
-    ``monotonically_increasing_id`` is refused in a streaming query)."""
+    ``monotonically_increasing_id`` is refused in a streaming query); a Kafka record's offset
+    is its position."""
     from pyspark.sql import functions as F
 
+    if defn.source.kind == "kafka":
+        return [
+            F.col("kafka_topic").alias(KAFKA_ORDER_COLUMNS[0]),
+            F.col("kafka_partition").cast("int").alias(KAFKA_ORDER_COLUMNS[1]),
+            F.col("kafka_offset").cast("bigint").alias(KAFKA_ORDER_COLUMNS[2]),
+        ]
     if defn.source.kind != "files":
         return []
     meta = F.col("_metadata")
     return [
-        F.unix_millis(meta["file_modification_time"]).alias(ORDER_COLUMNS[0]),
-        meta["file_path"].alias(ORDER_COLUMNS[1]),
-        meta["file_block_start"].alias(ORDER_COLUMNS[2]),
+        F.unix_millis(meta["file_modification_time"]).alias(FILE_ORDER_COLUMNS[0]),
+        meta["file_path"].alias(FILE_ORDER_COLUMNS[1]),
+        meta["file_block_start"].alias(FILE_ORDER_COLUMNS[2]),
     ]
 
 
