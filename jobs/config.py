@@ -76,6 +76,24 @@ VARIABLES: dict[str, str] = {
     "TIDEMARK_JOB": "set by the launcher in a job's environment (jobs/lifecycle/process.py)",
     "TIDEMARK_VERSION": "set by the launcher in a job's environment (jobs/lifecycle/process.py)",
     "TIDEMARK_LAUNCHED": "set by the launcher in a job's environment (jobs/lifecycle/attach.py)",
+    "TIDEMARK_LOG_LEVEL": "log level of every tidemark process (jobs/logsetup.py)",
+    "TIDEMARK_LOG_MAX_BYTES": "job logs: size past which a log is rotated (jobs/logsetup.py)",
+    "TIDEMARK_LOG_BACKUPS": "job logs: rotated copies kept (jobs/logsetup.py)",
+    "TIDEMARK_LOG_KEEP": "job logs: launch logs kept per job (jobs/logsetup.py)",
+    "TIDEMARK_SECRETS_FILE": "file of NAME=value lines that ${secret:NAME} references read "
+                             "(jobs/kafka/secrets.py)",
+    "TIDEMARK_UI_SESSION_SECRET": "UI: the key that signs the session cookie (ui/web_session.py)",
+    "TIDEMARK_UI_SESSION_IDLE": "UI: idle expiry of a sign-in (ui/web_session.py)",
+    "TIDEMARK_UI_SESSION_MAX": "UI: absolute expiry of a sign-in (ui/web_session.py)",
+    "TIDEMARK_UI_SECURE_COOKIE": "UI: 1 marks the session cookie Secure (ui/web_session.py)",
+    "TIDEMARK_UI_OIDC_METADATA_URL": "UI single sign-on: the provider's metadata URL (ui/sso.py)",
+    "TIDEMARK_UI_OIDC_CLIENT_ID": "UI single sign-on: client id (ui/sso.py)",
+    "TIDEMARK_UI_OIDC_CLIENT_SECRET": "UI single sign-on: client secret (ui/sso.py)",
+    "TIDEMARK_UI_OIDC_REDIRECT_URI": "UI single sign-on: redirect URI (ui/sso.py)",
+    "TIDEMARK_UI_SSO_LABEL": "UI single sign-on: the sign-in button's label (ui/sso.py)",
+    "TIDEMARK_UI_SSO_NAME_CLAIM": "UI single sign-on: the claim that names the user (ui/sso.py)",
+    "TIDEMARK_UI_SSO_ROLE_CLAIM": "UI single sign-on: the claim holding groups (ui/sso.py)",
+    "TIDEMARK_UI_SSO_ROLES": "UI single sign-on: group=role pairs (ui/sso.py)",
 }
 """Every environment variable tidemark reads, with what it does."""
 

@@ -275,7 +275,6 @@ def test_bucket_layout_is_fixed_by_the_checkpoint(spark: Any, tmp_path: Path) ->
     assert bucket_layout(spark, str(old), 3) == (3, None)  # ran before layout files: 0..n-1
     assert bucket_layout(spark, str(old), 5) == (3, None)
     assert json.loads((old / LAYOUT_FILE).read_text())["keys"] is None
-    assert bucket_layout(spark, "hdfs://nn/ckpt", 4) == (4, None)
 
 
 def test_engine_path_dead_letters_equal_the_gates(spark: Any, tmp_path: Path,
