@@ -7,7 +7,6 @@ busy 2-core machine (JVM start and code generation for ~80 columns), hence heavy
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -72,14 +71,14 @@ ERROR_EXPRESSIONS = [
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    # tidemark's own session builder: the first session of a test process starts the JVM, and
+    # only a JVM started with tidemark's jars (gate, Kafka connector) can load them later
+    from jobs.config import Settings
+    from jobs.spark.session import build_session
 
-    session = (
-        SparkSession.builder.master("local[2]").appName("tidemark-definition-expr")
-        .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC").getOrCreate()
-    )
+    settings = Settings.from_env({**os.environ, "TIDEMARK_SPARK_MASTER": "local[2]"})
+    session = build_session(settings, app_name="tidemark-definition-expr", shuffle_partitions=2,
+                            extra_conf={"spark.sql.session.timeZone": "UTC"})
     yield session
     session.stop()
 
