@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from jobs.engine.arrival import Arrival
 from jobs.kafka.broker import KafkaBroker
 from jobs.replay import replay_lines
 from jobs.spark.context import JobContext
@@ -119,7 +120,7 @@ def test_slow_partition_records_fall_behind_the_global_watermark(
 
     lines: list[dict[str, Any]] = [{"$processing_time": 1}, *fast[0], *fast[1],
                                    {"$processing_time": 2}, *slow]
-    expected = list(replay_lines(defn, lines, eof_flush=False))
+    expected = list(replay_lines(defn, lines, eof_flush=False, arrival=Arrival("batch")))
     assert canon(spark_panes(spark, ctx)) == canon(
         [o for o in expected if o["type"] == "pane"])
     late = read_jsonl_dir(Path(ctx.late_path))
