@@ -5,7 +5,7 @@ every ``tidemark state``) loads ~20,000 classes from pyspark's jars and verifies
 Measured on this machine (2M-event native-path run, ``sun.cls.time``): 5-6 s of class loading
 while the session starts and another 3.7-4.6 s inside the running query, most of it in the
 first micro-batches; with the archive, 2.3-2.8 s and 1.2-1.5 s. On two cores that is CPU
-taken from the first batches (docs/performance.md, session 12).
+taken from the first batches (docs/performance.md, "What limits each number").
 
 How: Java 17's dynamic archive (JEP 350). ``python -m jobs.spark.cds`` (run by ``make
 install``) starts a driver with ``-XX:ArchiveClassesAtExit``, runs a small native-path job and

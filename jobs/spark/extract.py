@@ -125,7 +125,7 @@ def string_json(k: Column) -> Column:
     Jackson writes a string that holds no character it escapes as ``"`` + text + ``"``; only a
     string with such a character, or with bytes that are not valid UTF-8 (Jackson sees them as
     U+FFFD), takes :func:`key_json`. Profiled on the native path: ``to_json`` per pane was the
-    largest single cost of building pane rows (docs/performance.md, session 10)."""
+    largest single cost of building pane rows (docs/performance.md, "What limits each number")."""
     from pyspark.sql import functions as F
 
     plain = F.concat(F.lit('"'), k, F.lit('"'))

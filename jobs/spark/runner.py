@@ -196,7 +196,7 @@ class JobRunner:
         if self.gate_kind == "jvm" and self._gate_cfg is not None:
             # pane rows built inside the streaming query, batch facts from the JVM's batch
             # functions: Spark compiles the projection once instead of every batch (measured:
-            # docs/performance.md, session 9), and the driver only writes
+            # docs/performance.md, "What limits each number"), and the driver only writes
             emitted_at, watermark = batch_facts(self.spark, self._gate_cfg)
             aggregated = pane_projection(ctx, aggregated, columns, emitted_at, watermark)
             counter = self.state_counter = StateRowCounter(

@@ -51,13 +51,13 @@ instead of failing the whole micro-batch (the spec: malformed records never stop
 ``max(openCostInBytes, total bytes / cores)``, counting every file as ``size + openCostInBytes``.
 With the default (4 MiB) a landed 4.7 MB JSON file became one split holding 95% of its records
 and one holding 5%, so parsing, the gate and the partial aggregation ran on one core
-(docs/performance.md, session 9). A small open cost gives one even split per core; files are
+(docs/performance.md, "What limits each number"). A small open cost gives one even split per core; files are
 still packed by the same rule, so a batch of many small files does not become many tasks.
 
 ``-XX:+UseParallelGC`` (driver and executors): a micro-batch job wants throughput more than
 short pauses (its state lives off-heap in RocksDB; the heap holds a batch's rows). Measured
 against Java 17's default G1: 5-9% less CPU for the same run, for native Spark and tidemark
-alike (docs/performance.md, session 9). The option reaches the driver because a PySpark session
+alike (docs/performance.md, "What limits each number"). The option reaches the driver because a PySpark session
 launches its JVM with the builder's configuration; a user's own ``extraJavaOptions`` (through
 ``extra_conf``) replace it. ``build_session`` adds the class-data sharing archive to the
 driver's options when it exists (jobs/spark/cds.py)."""

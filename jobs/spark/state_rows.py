@@ -4,7 +4,7 @@ Why: Spark's RocksDB store keeps its key count (``numRowsTotal``, the catalog's 
 reading every key before it writes or deletes it
 (``spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows``, on by default): a second
 point lookup for every group a micro-batch touches, on top of the one the aggregation already
-makes to restore the group's state (docs/performance.md, session 13, has the measurement). The
+makes to restore the group's state (docs/performance.md, "What limits each number"). The
 native path switches that off and counts the live (window, key) groups itself from operator
 metrics Spark collects anyway (``StateMetrics.java`` reads them from the batch's executed plan):
 
