@@ -22,7 +22,7 @@ from jobs.spark.sinks import read_side
 from jobs.storage import join
 from jobs.storage.minihdfs import MiniHdfs
 from jobs.storage.webhdfs import WebHdfsStorage
-from tests.cluster import standalone_cluster
+from tests.cluster import executors_launched, standalone_cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.heavy]
 
@@ -130,8 +130,7 @@ def test_standalone_cluster_with_checkpoint_and_results_on_hdfs(
         log = tmp_path / "cluster.log"
         run = _launch(job_env, job, log)
         assert run.wait(timeout=1200) == 0, log.read_text()[-3000:]
-    worker_logs = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
-    assert "Launching executor" in worker_logs or "Asked to launch executor" in worker_logs
+    assert executors_launched(tmp_path)
     assert not (cluster / "checkpoints").exists() and not (cluster / "results").exists()
     ref = _results(spark, hdfs, f"{hdfs.url}/{tag}-local/results/{job}/{store}", False)
     got = _results(spark, hdfs, f"{hdfs.url}/{tag}-cluster/results/{job}/{store}", False)
