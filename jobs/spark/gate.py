@@ -3,7 +3,7 @@
 It runs in the executors (``mapInArrow``, one call per Arrow batch, never per record) and
 1. splits off malformed records (unparsable line, key or event time null / not evaluating,
    event time outside the representable instants) as dead letters with the reason;
-2. judges lateness exactly as ``shared/spec/windowing.md`` says, against the watermark as it
+2. judges lateness exactly as docs/semantics.md says, against the watermark as it
    stood before this micro-batch (one micro-batch = one arrival instant): a (record, window) pair
    whose window has expired (watermark >= end + allowed_lateness) is dropped and written to the
    late sink with reason ``expired``; under ``lateness_basis: event`` a record with t <
