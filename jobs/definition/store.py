@@ -1,7 +1,7 @@
 """State-store names: which definitions can share running state.
 
 Spark keys a streaming query's state by its checkpoint directory and silently mixes state of an
-incompatible shape (Spark mixes window sizes silently on one checkpoint), so the checkpoint directory is
+incompatible shape (a new window size on an old checkpoint gives no error), so the checkpoint directory is
 named after everything that shapes state, and a change to any of it gives a new name (a new
 store, hence a migration), while a change to anything else keeps the name (restart in place).
 
