@@ -64,6 +64,18 @@ def server_properties(home: Path, port: int, controller_port: int) -> str:
     ])
 
 
+def new_cluster_id() -> str:
+    """A random KRaft cluster id that never starts with '-'.
+
+    The storage tool's argument parser reads an id such as '-Xk…' as an option and fails,
+    so, like Kafka's own ``Uuid.randomUuid``, draw again until the first character is safe.
+    """
+    while True:
+        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster.startswith("-"):
+            return cluster
+
+
 @dataclass
 class KafkaBroker:
     """``with KafkaBroker(home) as b: b.bootstrap`` starts and stops one broker.
@@ -97,7 +109,7 @@ class KafkaBroker:
         cfg = self.home / "server.properties"
         cfg.write_text(server_properties(self.home, self.port, free_port()))
         if not (self.home / "logs" / "meta.properties").exists():
-            cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            cluster = new_cluster_id()
             fmt = subprocess.run(
                 self._java("kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(cfg)),
                 capture_output=True, text=True, timeout=120,

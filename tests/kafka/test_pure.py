@@ -180,3 +180,13 @@ def test_side_messages_are_stable() -> None:
     assert [json.loads(k) for k, _ in msgs] == [{"batch_id": 3, "index": 0, "store": "s"},
                                                 {"batch_id": 3, "index": 1, "store": "s"}]
     assert msgs[0][1] == b'{"key":"\\"a\\"","reason":"expired"}'
+
+
+def test_broker_cluster_ids_never_look_like_an_option() -> None:
+    """About one id in 64 from urlsafe base64 starts with '-', which the storage tool's parser
+    reads as an option; every id the broker uses must be safe to pass as ``-t <id>``."""
+    from jobs.kafka.broker import new_cluster_id
+
+    ids = [new_cluster_id() for _ in range(2000)]
+    assert all(not i.startswith("-") and len(i) == 22 for i in ids)
+    assert len(set(ids)) == len(ids)
