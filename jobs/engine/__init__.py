@@ -36,10 +36,15 @@ def make_engine(
     *,
     vectorized: bool | None = None,
 ) -> Any:
-    """An engine for ``defn``: the vectorized one when it qualifies (``vectorized=None``, the
-    default) or is forced (``True``), the general :class:`Engine` otherwise (``False`` forces
-    it). ``state`` must be a state of the engine kind that is picked (a snapshot restored by
-    that kind's ``restore``)."""
+    """An engine for ``defn``: by default (``vectorized=None``) the compiled session engine
+    (``jobs.engine.kernels``) or the vectorized one when the definition qualifies for it, the
+    general :class:`Engine` otherwise; ``True`` forces the vectorized engine, ``False`` the
+    general one. ``state`` must be a state of the engine kind that is picked (a snapshot
+    restored by that kind's ``restore``)."""
+    if vectorized is None:
+        kernel = _kernel_engine(defn, state, watermark)
+        if kernel is not None:
+            return kernel
     if vectorized is not False:
         try:
             from jobs.engine.vectorized import VectorizedEngine, qualifies
@@ -54,3 +59,16 @@ def make_engine(
             if vectorized or qualifies(defn) or isinstance(state, VectorizedState):
                 return VectorizedEngine(defn, state=state, watermark=watermark)
     return Engine(defn, state=state, watermark=watermark)
+
+
+def _kernel_engine(defn: Definition, state: Any, watermark: WatermarkMode) -> Any:
+    """The compiled engine (``jobs.engine.kernels``: session windows) when ``defn`` qualifies
+    for it; it reads and writes the general engine's state format, so any general state (or
+    its own) resumes there. ``None``: not this engine."""
+    try:
+        from jobs.engine.kernels import kernel_engine, qualifies
+    except ImportError:  # pragma: no cover - numba missing: the other engines run
+        return None
+    if not qualifies(defn) or type(state).__name__ == "VectorizedState":
+        return None
+    return kernel_engine(defn, state=state, watermark=watermark)

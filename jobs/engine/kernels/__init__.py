@@ -1,0 +1,21 @@
+"""Compiled (numba) engines for the window kinds the vectorized engine does not cover:
+session windows (:class:`SessionKernelEngine`), with the general engine's API, output and
+snapshot format. ``qualifies(defn)`` says whether ``make_engine`` may pick one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobs.definition.model import Definition
+from jobs.engine.kernels.qualify import qualification_problems, qualifies
+from jobs.engine.kernels.session import SessionKernelEngine, SessionKernelState
+
+__all__ = [
+    "SessionKernelEngine", "SessionKernelState", "kernel_engine", "qualification_problems",
+    "qualifies",
+]
+
+
+def kernel_engine(defn: Definition, state: Any = None, watermark: Any = "internal") -> Any:
+    """The kernel engine for a qualifying ``defn`` (the caller checked ``qualifies``)."""
+    return SessionKernelEngine(defn, state=state, watermark=watermark)

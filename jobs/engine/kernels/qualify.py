@@ -1,0 +1,45 @@
+"""Which definitions the compiled session/sliding engines run, and why the others do not.
+
+The kernels are exact where a window's whole life is "collect, then emit once at expiry" and
+nothing fires between the records of an arrival unit: ``emit: final`` (accumulation mode cannot
+matter: the single pane is the cumulative one), an event-time watermark of global scope
+without idle advance (no processing-time timers, no per-record watermark), and aggregates
+whose accumulators are numbers (count, sum, min, max, mean). Anything else runs on the
+general engine.
+"""
+
+from __future__ import annotations
+
+from jobs.definition.model import Definition
+
+KERNEL_WINDOWS = frozenset({"session"})
+KERNEL_FNS = frozenset({"count", "sum", "min", "max", "mean"})
+
+
+def qualification_problems(defn: Definition) -> list[str]:
+    """Why the kernel engines cannot run ``defn`` (empty when they can), each naming the
+    field."""
+    problems: list[str] = []
+    if defn.window.type not in KERNEL_WINDOWS:
+        problems.append(f"window.type: {defn.window.type} has no kernel engine")
+    if defn.trigger.emit != "final":
+        problems.append(f"trigger.emit: {defn.trigger.emit} has no kernel engine (final only)")
+    if defn.uses_processing_time:
+        problems.append("event_time: the processing clock has no kernel engine")
+    if defn.watermark.strategy not in ("bounded", "source"):
+        problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
+    if defn.watermark.idle_advance:
+        problems.append("watermark.idle_advance: no kernel engine")
+    if defn.watermark.scope != "global":
+        problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine")
+    if defn.window.type == "session" and (defn.window.gap or 0) > 2**60:
+        problems.append("window.gap: beyond 2**60 ms")
+    for a in defn.aggregations:
+        if a.fn not in KERNEL_FNS:
+            problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine")
+    return problems
+
+
+def qualifies(defn: Definition) -> bool:
+    """Whether ``make_engine`` picks a kernel engine for ``defn``."""
+    return not qualification_problems(defn)

@@ -1,0 +1,176 @@
+"""Differential tests: the compiled session engine must be indistinguishable from the general
+engine on every definition it runs: the same replay output lines (panes, late records,
+``emitted_at``, watermarks) under every arrival model, and after every arrival unit the same
+state snapshot, open windows, late counts, watermark and max event time, also across a
+snapshot/restore and when it starts from a general engine's state."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jobs.definition.model import Aggregation, Definition, Trigger, Watermark, Window
+from jobs.engine import Engine, make_engine
+from jobs.engine.arrival import Arrival
+from jobs.engine.kernels import SessionKernelEngine, qualifies
+from jobs.engine.records import RecordBatch
+from jobs.engine.vectorized import VectorizedEngine
+from jobs.replay import replay_lines
+from tests.engine_kernels.strategies import KEYS, VALUES, event_logs, session_definitions
+
+SETTINGS = settings(max_examples=80, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _lines(defn: Definition, log: list[dict[str, Any]], engine: Any, arrival: Arrival) -> list[str]:
+    return [json.dumps(o, sort_keys=True)
+            for o in replay_lines(defn, log, engine=engine, arrival=arrival)]
+
+
+@SETTINGS
+@given(defn=session_definitions(), log=event_logs(),
+       arrival=st.sampled_from(["record", "batch", "batch:1", "batch:3"]))
+def test_replay_lines_are_the_general_engines(
+    defn: Definition, log: list[dict[str, Any]], arrival: str
+) -> None:
+    assert qualifies(defn)
+    assert isinstance(make_engine(defn), SessionKernelEngine)
+    mode = Arrival.parse(arrival)
+    assert _lines(defn, log, "auto", mode) == _lines(defn, log, "general", mode)
+
+
+Unit = tuple[int, list[tuple[Any, int, Any]]]
+
+
+@st.composite
+def units(draw: st.DrawFn, values: st.SearchStrategy[Any] = VALUES) -> list[Unit]:
+    out: list[Unit] = []
+    pt, base = draw(st.integers(0, 50)), draw(st.integers(-20, 20))
+    for _ in range(draw(st.integers(1, 8))):
+        pt += draw(st.integers(0, 20))
+        rows = draw(st.lists(st.tuples(st.sampled_from(KEYS), st.integers(base - 30, base + 30),
+                                       values), max_size=12))
+        base += draw(st.integers(0, 15))
+        out.append((pt, rows))
+    return out
+
+
+def _batch(defn: Definition, unit: Unit) -> RecordBatch:
+    pt, rows = unit
+    return RecordBatch(
+        keys=[r[0] for r in rows], event_times=np.array([r[1] for r in rows], dtype=np.int64),
+        columns={a.name: [r[2] for r in rows] for a in defn.aggregations if a.of is not None},
+        records=[{"k": r[0], "t": r[1], "x": r[2]} for r in rows], processing_time=pt,
+    )
+
+
+def _observe(eng: Any) -> dict[str, Any]:
+    return {
+        "open": json.dumps(eng.open_windows(), sort_keys=True),
+        "late": json.dumps(eng.drain_late_counts(), sort_keys=True),
+        "totals": json.dumps(eng.late_totals(), sort_keys=True),
+        "wm": eng.watermark, "max_t": eng.max_event_time,
+        "state": json.dumps(eng.state.snapshot(), sort_keys=True),
+    }
+
+
+def _run(eng: Any, defn: Definition, us: list[Unit], external: bool, swap_at: int | None,
+         make: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    out: list[str] = []
+    seen: list[dict[str, Any]] = []
+    for i, u in enumerate(us):
+        if i == swap_at:  # a stored snapshot (JSON), resumed by a new engine
+            eng = make(json.loads(json.dumps(eng.state.snapshot())))
+        out.extend(json.dumps(e.to_json(), sort_keys=True) for e in eng.ingest(_batch(defn, u)))
+        if external and u[1]:
+            out.extend(json.dumps(e.to_json(), sort_keys=True)
+                       for e in eng.advance_watermark(max(r[1] for r in u[1]) - 5))
+        seen.append(_observe(eng))
+    out.extend(json.dumps(e.to_json(), sort_keys=True) for e in eng.end_of_input())
+    seen.append(_observe(eng))
+    return out, seen
+
+
+@SETTINGS
+@given(defn=session_definitions(), us=units(), external=st.booleans(), data=st.data())
+def test_state_and_observations_match_after_every_unit(
+    defn: Definition, us: list[Unit], external: bool, data: st.DataObject
+) -> None:
+    mode: Any = "external" if external else "internal"
+    swap_at = data.draw(st.one_of(st.none(), st.integers(0, len(us) - 1)))
+    kernel = SessionKernelEngine(defn, watermark=mode)
+    k_out, k_seen = _run(kernel, defn, us, external, swap_at,
+                         lambda s: SessionKernelEngine(defn, state=s, watermark=mode))
+    g_out, g_seen = _run(Engine(defn, watermark=mode), defn, us, external, None, None)
+    assert k_out == g_out
+    assert k_seen == g_seen
+
+
+@SETTINGS
+@given(defn=session_definitions(), us=units(), data=st.data())
+def test_a_general_engine_state_resumes_on_the_kernel_engine(
+    defn: Definition, us: list[Unit], data: st.DataObject
+) -> None:
+    cut = data.draw(st.integers(0, len(us)))
+    g = Engine(defn)
+    for u in us[:cut]:
+        g.ingest(_batch(defn, u))
+    resumed = make_engine(defn, state=g.state.snapshot())
+    assert isinstance(resumed, SessionKernelEngine) and resumed.general is None
+    k_out, k_seen = _run(resumed, defn, us[cut:], False, None, None)
+    g_out, g_seen = _run(g, defn, us[cut:], False, None, None)
+    assert k_out == g_out and k_seen == g_seen
+
+
+ODD = st.one_of(VALUES, st.booleans(), st.sampled_from([2**60, 2**70, "a", "zz"]))
+
+
+@SETTINGS
+@given(us=units(ODD), data=st.data())
+def test_values_the_arrays_cannot_hold_hand_over_with_the_same_output(
+    us: list[Unit], data: st.DataObject
+) -> None:
+    defn = Definition(
+        name="odd", key="k", event_time="t", window=Window("session", gap=7),
+        aggregations=(Aggregation("lo", "min", "x"), Aggregation("hi", "max", "x"),
+                      Aggregation("nx", "count", "x")),
+        watermark=Watermark(delay=data.draw(st.sampled_from([0, 5]))),
+        allowed_lateness=data.draw(st.sampled_from([0, 10])), trigger=Trigger(emit="final"),
+    )
+    k_out, k_seen = _run(SessionKernelEngine(defn), defn, us, False, None, None)
+    g_out, g_seen = _run(Engine(defn), defn, us, False, None, None)
+    assert k_out == g_out and k_seen == g_seen
+
+
+def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
+    base = Definition(name="s", key="k", event_time="t", window=Window("session", gap=10),
+                      aggregations=(Aggregation("n", "count"),), trigger=Trigger(emit="final"))
+    assert isinstance(make_engine(base), SessionKernelEngine)
+    assert type(make_engine(base, vectorized=False)) is Engine
+    for other in (
+        replace(base, trigger=Trigger(emit="current")),
+        replace(base, watermark=Watermark(scope="key")),
+        replace(base, aggregations=(Aggregation("f", "first", "x"),)),
+    ):
+        assert type(make_engine(other)) is Engine
+    tumbling = replace(base, window=Window("tumbling", size=10))
+    assert isinstance(make_engine(tumbling), VectorizedEngine)
+
+
+def test_an_out_of_order_record_merges_two_sessions() -> None:
+    defn = Definition(name="s", key="k", event_time="t", window=Window("session", gap=10),
+                      aggregations=(Aggregation("n", "count"), Aggregation("s", "sum", "x")),
+                      watermark=Watermark(delay=100), trigger=Trigger(emit="final"))
+    eng = SessionKernelEngine(defn)
+    eng.ingest(_batch(defn, (1, [("a", 0, 1), ("a", 15, 2.5)])))
+    assert [(w["window_start"], w["window_end"]) for w in eng.open_windows()] == [(0, 10),
+                                                                                  (15, 25)]
+    eng.ingest(_batch(defn, (2, [("a", 7, 3)])))  # bridges the gap: one session [0, 25]
+    (pane,) = eng.end_of_input()
+    assert (pane.window_start, pane.window_end, pane.values) == (0, 25, {"n": 3, "s": 6.5})
+    assert (pane.first_event_time, pane.last_event_time, pane.emitted_at) == (0, 15, 2)
