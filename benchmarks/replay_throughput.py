@@ -26,6 +26,9 @@ Each case is run in a fresh subprocess (so ``ru_maxrss`` is that case's own peak
   measured just before the engine starts);
 - ``peak_traced_mb``: ``tracemalloc`` peak during a second, untimed run (Python and numpy
   allocations made by the engine, input excluded).
+Rows of engine ``kernels`` are the compiled session engine (``jobs.engine.kernels``,
+``session_final``), measured like the vectorized rows through the object API (it has no
+columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
 two compare like for like); on the others its input is capped (``--general-cap``, reported as
 ``events``).
@@ -63,6 +66,8 @@ from jobs.definition.model import (  # noqa: E402
     Window,
 )
 from jobs.engine.engine import Engine  # noqa: E402
+from jobs.engine.kernels import SessionKernelEngine  # noqa: E402
+from jobs.engine.kernels import qualifies as kernel_qualifies  # noqa: E402
 from jobs.engine.records import RecordBatch  # noqa: E402
 from jobs.engine.vectorized import VectorizedEngine, qualifies  # noqa: E402
 
@@ -174,12 +179,17 @@ def run_case(case: str, engine_kind: str, n: int, n_keys: int, batch: int, key_k
     batches = make_data(n, n_keys, batch, key_kind)
     if engine_kind == "vectorized" and not qualifies(defn):
         return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}
-    cls = VectorizedEngine if engine_kind == "vectorized" else Engine
+    if engine_kind == "kernels" and not kernel_qualifies(defn):
+        return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}
+    cls: Any = {"vectorized": VectorizedEngine, "kernels": SessionKernelEngine}.get(
+        engine_kind, Engine)
+    if engine_kind == "kernels":
+        cls(defn).ingest(batches[0])  # compiled code loaded (numba's cache) before timing
     gc.collect()
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     best = best_wall = None
     counts: dict[str, int] = {}
-    repeats = repeats if engine_kind == "vectorized" else 1
+    repeats = repeats if engine_kind != "general" else 1
     columnar = engine_kind == "vectorized" and not to_json
     col_best = col_wall = float("inf")
     col_counts: dict[str, int] = {}
@@ -261,7 +271,7 @@ def main() -> None:
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of cases")
     ap.add_argument("--sliding-cap", type=int, default=20_000,
                     help="events for the general engine on sliding windows (slowest case)")
-    ap.add_argument("--engines", default="vectorized,general", help="engines to run")
+    ap.add_argument("--engines", default="vectorized,kernels,general", help="engines to run")
     ap.add_argument("--repeats", type=int, default=5,
                     help="runs of each vectorized case (the best CPU time counts; more runs "
                          "make the best one steadier on a loaded machine)")
@@ -288,6 +298,11 @@ def main() -> None:
             for key_kind in ("str", "int"):
                 for tj in ("0", "1"):
                     plan.append((case, "vectorized", args.events, key_kind, tj))
+        if kernel_qualifies(definition(case)) and "kernels" in args.engines:
+            # the compiled session engine (jobs.engine.kernels): object output only
+            for key_kind in ("str", "int"):
+                for tj in ("0", "1"):
+                    plan.append((case, "kernels", args.events, key_kind, tj))
         cap = args.sliding_cap if case == "sliding_final" else args.general_cap
         n_general = args.events if qualifies(definition(case)) else min(args.events, cap)
         if "general" in args.engines:
@@ -304,7 +319,8 @@ def main() -> None:
 
 def write_results(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
     order = {c: i for i, c in enumerate(CASES)}
-    rows = sorted(rows, key=lambda r: (order.get(r["case"], 99), r["engine"] != "vectorized"))
+    engines = {"vectorized": 0, "kernels": 1}
+    rows = sorted(rows, key=lambda r: (order.get(r["case"], 99), engines.get(r["engine"], 2)))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({
         "benchmark": "replay_throughput",

@@ -2,7 +2,8 @@
 
 Engine transcripts live in tests/transcripts/engine/, seed-derived ones in
 tests/transcripts/seeds/; the format is documented in docs/semantics.md. Transcripts whose
-definition qualifies for the vectorized fast path run through it as well.
+definition qualifies for the vectorized fast path or a compiled engine (jobs.engine.kernels)
+run through it as well.
 """
 
 from __future__ import annotations
@@ -11,11 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from .transcripts import check_transcript, load_transcript, qualifies_for_vectorized
+from .transcripts import (
+    check_transcript,
+    load_transcript,
+    qualifies_for_kernels,
+    qualifies_for_vectorized,
+)
 
 ROOT = Path(__file__).resolve().parents[1] / "transcripts"
 FILES = sorted(ROOT.glob("**/*.yaml"))
 VECTORIZED = [p for p in FILES if qualifies_for_vectorized(p)]
+KERNELS = [p for p in FILES if qualifies_for_kernels(p)]
 
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
@@ -27,6 +34,12 @@ def test_transcript(path: Path) -> None:
 def test_transcript_on_vectorized_engine(path: Path) -> None:
     """The fast path must print the same lines for every definition it accepts."""
     check_transcript(path, engine="vectorized")
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=[str(p.relative_to(ROOT)) for p in KERNELS])
+def test_transcript_on_kernel_engine(path: Path) -> None:
+    """The compiled session engine (what ``auto`` picks for these) prints the same lines."""
+    check_transcript(path, engine="auto")
 
 
 PLAIN = [p for p in FILES if load_transcript(p).arrival == "record"]

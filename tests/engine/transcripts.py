@@ -76,6 +76,14 @@ def qualifies_for_vectorized(path: Path) -> bool:
     return bool(qualifies(definition_from_mapping(load_transcript(path).definition)))
 
 
+def qualifies_for_kernels(path: Path) -> bool:
+    """Whether the transcript's definition runs on a compiled engine (jobs.engine.kernels),
+    which ``make_engine`` (replay's ``auto`` engine) then picks."""
+    from jobs.engine.kernels import qualifies
+
+    return bool(qualifies(definition_from_mapping(load_transcript(path).definition)))
+
+
 def load_transcript(path: Path) -> Transcript:
     raw = yaml.safe_load(path.read_text())
     if not isinstance(raw, dict):
