@@ -15,6 +15,7 @@ $(STAMP): requirements.lock pyproject.toml $(wildcard jobs/jvmdeps/bundles/*/*)
 	$(BIN)/uv pip sync --compile-bytecode --python $(BIN)/python requirements.lock
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --config-settings editable_mode=compat -e .
 	$(BIN)/python -m compileall -q jobs dags ui  # bytecode once, not per process (see README)
+	$(BIN)/python -m jobs.engine.kernels  # numba kernels compiled into their cache, once
 	$(BIN)/python -m jobs.spark.jvm  # tidemark's JVM functions (native-path gate)
 	$(BIN)/python -m jobs.jvmdeps fetch  # pinned, checksummed jars from Maven Central (jobs/jvmdeps/)
 	$(BIN)/python -m jobs.spark.cds  # the driver JVM's class-data sharing archive (~1 min)
