@@ -25,6 +25,8 @@ AGG_CHOICES = [
     Aggregation("lo", "min", "x"),
     Aggregation("hi", "max", "x"),
     Aggregation("avg", "mean", "x"),
+    Aggregation("f", "first", "x"),
+    Aggregation("l", "last", "x"),
 ]
 # ints, floats (not all dyadic: the summation order must match bit for bit), nulls
 VALUES = st.one_of(
@@ -35,7 +37,7 @@ VALUES = st.one_of(
 
 @st.composite
 def session_definitions(draw: st.DrawFn) -> Definition:
-    aggs = draw(st.lists(st.sampled_from(AGG_CHOICES), min_size=1, max_size=6,
+    aggs = draw(st.lists(st.sampled_from(AGG_CHOICES), min_size=1, max_size=8,
                          unique_by=lambda a: a.name))
     strategy = cast(WatermarkStrategy, draw(st.sampled_from(["bounded", "bounded", "source"])))
     return Definition(

@@ -135,16 +135,22 @@ ODD = st.one_of(VALUES, st.booleans(), st.sampled_from([2**60, 2**70, "a", "zz"]
 def test_values_the_arrays_cannot_hold_hand_over_with_the_same_output(
     us: list[Unit], data: st.DataObject
 ) -> None:
+    ordered = (Aggregation("nx", "count", "x"), Aggregation("f", "first", "x"),
+               Aggregation("l", "last", "x"))
+    numeric = (Aggregation("lo", "min", "x"), Aggregation("hi", "max", "x"))
+    only_ordered = data.draw(st.booleans())
     defn = Definition(
         name="odd", key="k", event_time="t", window=Window("session", gap=7),
-        aggregations=(Aggregation("lo", "min", "x"), Aggregation("hi", "max", "x"),
-                      Aggregation("nx", "count", "x")),
+        aggregations=ordered if only_ordered else numeric + ordered,
         watermark=Watermark(delay=data.draw(st.sampled_from([0, 5]))),
         allowed_lateness=data.draw(st.sampled_from([0, 10])), trigger=Trigger(emit="final"),
     )
-    k_out, k_seen = _run(SessionKernelEngine(defn), defn, us, False, None, None)
+    kernel = SessionKernelEngine(defn)
+    k_out, k_seen = _run(kernel, defn, us, False, None, None)
     g_out, g_seen = _run(Engine(defn), defn, us, False, None, None)
     assert k_out == g_out and k_seen == g_seen
+    if only_ordered:  # first/last hold any value: no hand-over
+        assert kernel.general is None
 
 
 def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
@@ -155,7 +161,7 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
     for other in (
         replace(base, trigger=Trigger(emit="current")),
         replace(base, watermark=Watermark(scope="key")),
-        replace(base, aggregations=(Aggregation("f", "first", "x"),)),
+        replace(base, aggregations=(Aggregation("c", "collect", "x"),)),
     ):
         assert type(make_engine(other)) is Engine
     tumbling = replace(base, window=Window("tumbling", size=10))
@@ -174,3 +180,29 @@ def test_an_out_of_order_record_merges_two_sessions() -> None:
     (pane,) = eng.end_of_input()
     assert (pane.window_start, pane.window_end, pane.values) == (0, 25, {"n": 3, "s": 6.5})
     assert (pane.first_event_time, pane.last_event_time, pane.emitted_at) == (0, 15, 2)
+
+
+def test_first_and_last_values_of_closed_sessions_are_released() -> None:
+    """The list of first/last input values is compacted as sessions close; what stays open
+    still reads its own values."""
+    defn = Definition(name="s", key="k", event_time="t", window=Window("session", gap=100),
+                      aggregations=(Aggregation("f", "first", "x"), Aggregation("l", "last", "x")),
+                      trigger=Trigger(emit="final"))
+    kernel, general = SessionKernelEngine(defn), Engine(defn)
+    k_out: list[Any] = []
+    g_out: list[Any] = []
+    n = 25_000
+    for b in range(4):  # each batch: one session per key (50 keys), closing at the next one
+        t = np.arange(n, dtype=np.int64) + 1_000_000 * b
+        values = [f"v{i}" for i in t.tolist()]
+        batch = RecordBatch(keys=[f"k{i % 50:02d}" for i in range(n)], event_times=t,
+                            columns={"f": values, "l": values}, processing_time=b)
+        k_out += [e.to_json() for e in kernel.ingest(batch)]
+        g_out += [e.to_json() for e in general.ingest(batch)]
+    # compacted: the open sessions' values, not those of all 100,000 records
+    assert len(kernel.objs) < 2 * n
+    k_end = [e.to_json() for e in kernel.end_of_input()]
+    assert k_out + k_end == g_out + [e.to_json() for e in general.end_of_input()]
+    assert len(k_end) == 50
+    assert k_end[-1]["key"] == "k49"
+    assert k_end[-1]["values"] == {"f": "v3000049", "l": "v3024999"}

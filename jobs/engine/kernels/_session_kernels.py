@@ -15,15 +15,17 @@ import numpy as np
 from numba import njit
 
 # aggregation kinds (``AGG_KINDS`` in session.py maps function names to these)
-COUNT, SUM, MIN, MAX = 0, 1, 2, 3  # MIN and MAX are the two above SUM
+COUNT, SUM, MIN, MAX, FIRST, LAST = 0, 1, 2, 3, 4, 5  # the kernels test ranges: keep the order
 
 # per-record outcome of ``ingest_unit``
 JOINED, DROPPED_BEFORE_WM, DROPPED_EXPIRED, ACCEPTED_LATE = 0, 1, 2, 3
 
 
 @njit(cache=True, inline="always")
-def _add_value(kind, j, w, vf, vi, visf, cnt, isum, fsum, isf, ei, ef, eisf, has):
-    """One non-null input into accumulator ``j`` of window slot ``w``."""
+def _add_value(kind, j, w, vf, vi, visf, t, seq, ref, cnt, isum, fsum, isf, ei, ef, eisf, has,
+               ot, oseq, oref):
+    """One non-null input into accumulator ``j`` of window slot ``w``: its number (``vf`` /
+    ``vi`` / ``visf``), or for first/last its order ``(t, seq)`` and value reference."""
     cnt[j, w] += 1
     if kind == SUM:
         if isf[j, w]:
@@ -33,7 +35,19 @@ def _add_value(kind, j, w, vf, vi, visf, cnt, isum, fsum, isf, ei, ef, eisf, has
             isf[j, w] = True
         else:
             isum[j, w] += vi
-    elif kind >= MIN:  # MIN or MAX
+    elif kind >= FIRST:  # first or last
+        if not has[j, w]:
+            take = True
+        elif kind == FIRST:
+            take = t < ot[j, w] or (t == ot[j, w] and seq < oseq[j, w])
+        else:
+            take = t > ot[j, w] or (t == ot[j, w] and seq > oseq[j, w])
+        if take:
+            has[j, w] = True
+            ot[j, w] = t
+            oseq[j, w] = seq
+            oref[j, w] = ref
+    elif kind >= MIN:  # min or max (first and last are above)
         if not has[j, w]:
             take = True
         elif visf or eisf[j, w]:
@@ -50,7 +64,7 @@ def _add_value(kind, j, w, vf, vi, visf, cnt, isum, fsum, isf, ei, ef, eisf, has
 
 
 @njit(cache=True, inline="always")
-def _merge_into(kind, j, a, b, cnt, isum, fsum, isf, ei, ef, eisf, has):
+def _merge_into(kind, j, a, b, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref):
     """Accumulator ``j`` of slot ``a`` := merge(a, b) (``aggregates.merge``)."""
     cnt[j, a] += cnt[j, b]
     if kind == SUM:
@@ -61,14 +75,14 @@ def _merge_into(kind, j, a, b, cnt, isum, fsum, isf, ei, ef, eisf, has):
             isf[j, a] = True
         else:
             isum[j, a] += isum[j, b]
-    elif kind >= MIN and has[j, b]:  # MIN or MAX
-        _add_value(kind, j, a, ef[j, b], ei[j, b], eisf[j, b], cnt, isum, fsum, isf, ei, ef,
-                   eisf, has)
+    elif kind != COUNT and has[j, b]:  # min, max, first, last
+        _add_value(kind, j, a, ef[j, b], ei[j, b], eisf[j, b], ot[j, b], oseq[j, b], oref[j, b],
+                   cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref)
         cnt[j, a] -= 1  # _add_value counted it; cnt already holds b's
 
 
 @njit(cache=True)
-def _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has):
+def _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref):
     for j in range(n_aggs):
         cnt[j, w] = 0
         isum[j, w] = 0
@@ -78,14 +92,17 @@ def _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has):
         ef[j, w] = 0.0
         eisf[j, w] = False
         has[j, w] = False
+        ot[j, w] = 0
+        oseq[j, w] = 0
+        oref[j, w] = -1
 
 
 @njit(cache=True)
 def ingest_unit(
-    codes, times, valid, vf, vi, visf, kinds,
+    codes, times, seq0, valid, vf, vi, visf, vref, kinds,
     wm0, wm_known, event_basis, gap, al,
     key_head, nxt, wkey, first, last, elements, born, blate, used, free, n_free, born_next,
-    cnt, isum, fsum, isf, ei, ef, eisf, has,
+    cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
     status, out_start, out_end, key_nwin,
 ):
     """Apply one arrival unit's records (arrival order) to the sessions of their keys,
@@ -125,7 +142,7 @@ def ingest_unit(
                 continue
             n_free -= 1
             w = free[n_free]
-            _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has)
+            _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref)
             used[w] = True
             wkey[w] = k
             blate[w] = wm_known and wm0 >= close
@@ -146,7 +163,7 @@ def ingest_unit(
             hs = hs[order]
             n_free -= 1
             w = free[n_free]
-            _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has)
+            _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref)
             used[w] = True
             lo = t
             hi = t
@@ -168,9 +185,13 @@ def ingest_unit(
                 ef[j, w] = ef[j, h0]
                 eisf[j, w] = eisf[j, h0]
                 has[j, w] = has[j, h0]
+                ot[j, w] = ot[j, h0]
+                oseq[j, w] = oseq[j, h0]
+                oref[j, w] = oref[j, h0]
             for i in range(1, nh):
                 for j in range(n_aggs):
-                    _merge_into(kinds[j], j, w, hs[i], cnt, isum, fsum, isf, ei, ef, eisf, has)
+                    _merge_into(kinds[j], j, w, hs[i], cnt, isum, fsum, isf, ei, ef, eisf, has,
+                                ot, oseq, oref)
             wkey[w] = k
             blate[w] = wm_known and wm0 >= hi + gap
             first[w] = lo
@@ -198,8 +219,8 @@ def ingest_unit(
         # the record joins w
         for j in range(n_aggs):
             if valid[j, r]:
-                _add_value(kinds[j], j, w, vf[j, r], vi[j, r], visf[j, r], cnt, isum, fsum,
-                           isf, ei, ef, eisf, has)
+                _add_value(kinds[j], j, w, vf[j, r], vi[j, r], visf[j, r], t, seq0 + r,
+                           vref[j, r], cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref)
         elements[w] += 1
         if t < first[w]:
             first[w] = t

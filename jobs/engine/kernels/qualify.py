@@ -4,7 +4,7 @@ The kernels are exact where a window's whole life is "collect, then emit once at
 nothing fires between the records of an arrival unit: ``emit: final`` (accumulation mode cannot
 matter: the single pane is the cumulative one), an event-time watermark of global scope
 without idle advance (no processing-time timers, no per-record watermark), and aggregates
-whose accumulators are numbers (count, sum, min, max, mean). Anything else runs on the
+whose accumulators are numbers or one input each (count, sum, min, max, mean, first, last). Anything else runs on the
 general engine.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from jobs.definition.model import Definition
 
 KERNEL_WINDOWS = frozenset({"session"})
-KERNEL_FNS = frozenset({"count", "sum", "min", "max", "mean"})
+KERNEL_FNS = frozenset({"count", "sum", "min", "max", "mean", "first", "last"})
 
 
 def qualification_problems(defn: Definition) -> list[str]:

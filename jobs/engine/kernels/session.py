@@ -37,7 +37,11 @@ from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
 I64 = NDArray[np.int64]
 WatermarkMode = Literal["internal", "external"]
 
-AGG_KINDS = {"count": K.COUNT, "sum": K.SUM, "mean": K.SUM, "min": K.MIN, "max": K.MAX}
+AGG_KINDS = {"count": K.COUNT, "sum": K.SUM, "mean": K.SUM, "min": K.MIN, "max": K.MAX,
+             "first": K.FIRST, "last": K.LAST}
+ORDERED = ("first", "last")
+"""Aggregates whose value is any input object: the arrays hold its order (event time, arrival
+sequence) and a reference into the engine's value list."""
 EXACT_INT = 2**53
 """Inputs of sum/mean/min/max are held as int64 and float64: ints up to this compare with
 floats exactly."""
@@ -119,6 +123,11 @@ class SessionKernelEngine:
         self.ef = np.zeros((m, 0), dtype=np.float64)
         self.eisf = np.zeros((m, 0), dtype=np.bool_)
         self.has = np.zeros((m, 0), dtype=np.bool_)
+        self.ot = np.zeros((m, 0), dtype=np.int64)
+        self.oseq = np.zeros((m, 0), dtype=np.int64)
+        self.oref = np.zeros((m, 0), dtype=np.int64)
+        self.objs: list[Any] = []
+        """Input values of first/last aggregations, referenced by ``oref``."""
 
     def _ensure_slots(self, need: int) -> None:
         """At least ``need`` free window slots (arrays grow by doubling)."""
@@ -134,7 +143,7 @@ class SessionKernelEngine:
             return out
 
         for name in ("nxt", "wkey", "first", "last", "elements", "born", "blate", "used", "cnt",
-                     "isum", "fsum", "isf", "ei", "ef", "eisf", "has"):
+                     "isum", "fsum", "isf", "ei", "ef", "eisf", "has", "ot", "oseq", "oref"):
             setattr(self, name, grow(getattr(self, name)))
         free = np.zeros(cap, dtype=np.int64)
         free[: self.n_free] = self.free[: self.n_free]
@@ -198,7 +207,7 @@ class SessionKernelEngine:
         if n == 0:
             return []
         try:
-            valid, vf, vi, visf, budget = self._columns(batch, n)
+            valid, vf, vi, visf, vref, budget = self._columns(batch, n)
             times = batch.event_times
             if int(times.min()) < -TIME_LIMIT or int(times.max()) > TIME_LIMIT:
                 raise Unsupported(f"event times beyond +-2**60 ms (key {batch.keys[0]!r})")
@@ -213,12 +222,12 @@ class SessionKernelEngine:
         out_end = np.empty(n, dtype=np.int64)
         wm0 = self._wm_arg()
         self.n_free, self.born_next = K.ingest_unit(
-            codes, times, valid, vf, vi, visf, self._kinds,
+            codes, times, self.seq, valid, vf, vi, visf, vref, self._kinds,
             wm0, self.wm is not None, self._event_basis, self._gap, self._al,
             self.key_head, self.nxt, self.wkey, self.first, self.last, self.elements,
             self.born, self.blate, self.used, self.free, self.n_free, self.born_next,
             self.cnt, self.isum, self.fsum, self.isf, self.ei, self.ef, self.eisf, self.has,
-            status, out_start, out_end, self.key_nwin,
+            self.ot, self.oseq, self.oref, status, out_start, out_end, self.key_nwin,
         )
         self.seq += n
         out: list[Emission] = self._late(batch, codes, status, out_start, out_end)
@@ -312,7 +321,7 @@ class SessionKernelEngine:
 
     def _columns(
         self, batch: RecordBatch, n: int
-    ) -> tuple[NDArray[np.bool_], NDArray[np.float64], I64, NDArray[np.bool_], int]:
+    ) -> tuple[NDArray[np.bool_], NDArray[np.float64], I64, NDArray[np.bool_], I64, int]:
         """The aggregation inputs as (aggregation, record) arrays, and the int-sum budget they
         use; raises :class:`Unsupported` (before any state changes) for values the arrays
         cannot hold exactly."""
@@ -321,6 +330,8 @@ class SessionKernelEngine:
         vf = np.zeros((m, n), dtype=np.float64)
         vi = np.zeros((m, n), dtype=np.int64)
         visf = np.zeros((m, n), dtype=np.bool_)
+        vref = np.zeros((m, n), dtype=np.int64)
+        objs: list[Any] = []
         budget = 0
         for j, (name, fn, star) in enumerate(zip(self._names, self._fns, self._star,
                                                  strict=True)):
@@ -331,6 +342,11 @@ class SessionKernelEngine:
                 raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
             if fn == "count":
                 valid[j] = null_mask(raw, n)
+                continue
+            if fn in ORDERED:
+                valid[j] = null_mask(raw, n)
+                vref[j] = np.arange(n, dtype=np.int64) + len(self.objs) + len(objs)
+                objs.extend(raw.tolist() if isinstance(raw, np.ndarray) else raw)
                 continue
             col = numeric_column(name, raw, n)
             if col.max_abs_int > EXACT_INT:
@@ -343,7 +359,8 @@ class SessionKernelEngine:
                 budget = max(budget, n * col.max_abs_int)
         if self.int_budget + budget >= 2**62:
             raise Unsupported("integer sums could leave 64 bits")
-        return valid, vf, vi, visf, budget
+        self.objs.extend(objs)  # nothing raised: the references are the engine's now
+        return valid, vf, vi, visf, vref, budget
 
     def _late(self, batch: RecordBatch, codes: I64, status: NDArray[np.int8], start: I64,
               end: I64) -> list[Emission]:
@@ -411,7 +428,24 @@ class SessionKernelEngine:
             gone = touched[(self.key_nwin[touched] == 0) & (self.late_acc[touched] == 0)
                            & (self.late_drop[touched] == 0)]
             self.key_max_t[gone] = NO_TIME
+        if len(self.objs) > 65536:
+            self._compact_objs()
         return panes
+
+    def _compact_objs(self) -> None:
+        """Drop first/last input values no open session refers to, when they are most of the
+        list (it grows by every batch's values)."""
+        live = self.has & self.used[None, :] & (self.oref >= 0)
+        for j, fn in enumerate(self._fns):
+            if fn not in ORDERED:
+                live[j] = False
+        n_live = int(live.sum())
+        if 4 * n_live >= len(self.objs):
+            return
+        refs = self.oref[live]
+        objs = self.objs
+        self.objs = [objs[r] for r in refs.tolist()]
+        self.oref[live] = np.arange(n_live, dtype=np.int64)
 
     def _values(self, slots: I64) -> list[dict[str, Any]]:
         """The ``values`` dict of each session in ``slots`` (aggregates.result's rules)."""
@@ -438,6 +472,11 @@ class SessionKernelEngine:
                     cols.append(self.isum[j, slots].tolist())
                 continue
             has = self.has[j, slots].tolist()
+            if fn in ORDERED:
+                objs = self.objs
+                cols.append([objs[r] if h else None
+                             for h, r in zip(has, self.oref[j, slots].tolist(), strict=True)])
+                continue
             eisf = self.eisf[j, slots].tolist()
             cols.append([
                 (f if b else i) if h else None
@@ -506,6 +545,9 @@ class SessionKernelEngine:
                 out.append([s, int(self.cnt[j, w])])
             elif not self.has[j, w]:
                 out.append(None)
+            elif fn in ORDERED:
+                out.append([int(self.ot[j, w]), int(self.oseq[j, w]),
+                            self.objs[int(self.oref[j, w])]])
             else:
                 out.append(float(self.ef[j, w]) if self.eisf[j, w] else int(self.ei[j, w]))
         return out
@@ -568,6 +610,8 @@ class SessionKernelEngine:
             farr[j, slot] = 0.0
         for barr in (self.isf, self.eisf, self.has):
             barr[j, slot] = False
+        self.ot[j, slot] = self.oseq[j, slot] = 0
+        self.oref[j, slot] = -1
         if fn == "count":
             self.cnt[j, slot] = acc
             return
@@ -581,7 +625,12 @@ class SessionKernelEngine:
             else:
                 self.isum[j, slot] = s
             return
-        if acc is not None:
+        if acc is not None and fn in ORDERED:
+            self.has[j, slot] = True
+            self.ot[j, slot], self.oseq[j, slot] = acc[0], acc[1]
+            self.oref[j, slot] = len(self.objs)
+            self.objs.append(acc[2])
+        elif acc is not None:
             self.has[j, slot] = True
             if type(acc) is float:
                 self.eisf[j, slot] = True
@@ -624,6 +673,10 @@ def _representable(fn: str, acc: Any) -> bool:
     if fn == "mean":
         return (isinstance(acc, list) and len(acc) == 2 and type(acc[1]) is int
                 and (_num_ok(acc[0]) or (type(acc[0]) is int and abs(acc[0]) < 2**62)))
+    if fn in ORDERED:
+        return acc is None or (isinstance(acc, list) and len(acc) == 3 and type(acc[0]) is int
+                               and type(acc[1]) is int and abs(acc[0]) <= TIME_LIMIT
+                               and 0 <= acc[1] < 2**62)
     return acc is None or _num_ok(acc)
 
 
