@@ -28,7 +28,6 @@ SUBSET = [
     "hopping_partially_expired",    # native path, allowed lateness
     "sliding_kip450_windows",
     "session_merge_retracting",
-    "session_arrival_order_bridge",  # session final: the compiled session engine
     "global_window_early_count",
     "trigger_early_count_discarding",
     "trigger_late_count_and_expiry",

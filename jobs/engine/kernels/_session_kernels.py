@@ -98,19 +98,55 @@ def _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref):
 
 
 @njit(cache=True)
+def _heap_push(hexp, hslot, hborn, hn, exp, slot, b):
+    """Push (expiry, slot, born) on the min-heap of window expiries; returns its new size."""
+    i = hn
+    while i > 0:
+        parent = (i - 1) // 2
+        if hexp[parent] <= exp:
+            break
+        hexp[i], hslot[i], hborn[i] = hexp[parent], hslot[parent], hborn[parent]
+        i = parent
+    hexp[i], hslot[i], hborn[i] = exp, slot, b
+    return hn + 1
+
+
+@njit(cache=True)
+def _heap_pop(hexp, hslot, hborn, hn):
+    """Remove the top entry of the heap of size ``hn``; returns the new size."""
+    hn -= 1
+    exp, slot, b = hexp[hn], hslot[hn], hborn[hn]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= hn:
+            break
+        if c + 1 < hn and hexp[c + 1] < hexp[c]:
+            c += 1
+        if hexp[c] >= exp:
+            break
+        hexp[i], hslot[i], hborn[i] = hexp[c], hslot[c], hborn[c]
+        i = c
+    if hn > 0:
+        hexp[i], hslot[i], hborn[i] = exp, slot, b
+    return hn
+
+
+@njit(cache=True)
 def ingest_unit(
     codes, times, seq0, valid, vf, vi, visf, vref, kinds,
     wm0, wm_known, event_basis, gap, al,
     key_head, nxt, wkey, first, last, elements, born, blate, used, free, n_free, born_next,
     cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
-    status, out_start, out_end, key_nwin,
+    status, out_start, out_end, key_nwin, hexp, hslot, hborn, hn,
 ):
     """Apply one arrival unit's records (arrival order) to the sessions of their keys,
     judging each against ``wm0`` (the global watermark before the unit; ``wm_known`` false
     is minus infinity). Fills ``status`` / ``out_start`` / ``out_end`` per record (the window
     a dropped record missed, or the already-closed window an accepted-late record joined).
-    The caller guarantees ``len(free stack) + n_free`` slots for up to one new window per
-    record. Returns ``(n_free, born_next)``."""
+    Every new window goes on the expiry heap (``hexp``/``hslot``/``hborn``, size ``hn``). The
+    caller guarantees free slots and heap room for one new window per record. Returns
+    ``(n_free, born_next, hn)``."""
     n = len(times)
     n_aggs = len(kinds)
     hits = np.empty(64, dtype=np.int64)
@@ -150,6 +186,7 @@ def ingest_unit(
             last[w] = t
             elements[w] = 0
             born[w] = born_next
+            hn = _heap_push(hexp, hslot, hborn, hn, close + al, w, born_next)
             born_next += 1
             nxt[w] = key_head[k]
             key_head[k] = w
@@ -198,6 +235,7 @@ def ingest_unit(
             last[w] = hi
             elements[w] = tot
             born[w] = born_next
+            hn = _heap_push(hexp, hslot, hborn, hn, hi + gap + al, w, born_next)
             born_next += 1
             # unlink the hits, free their slots, link the new window
             for h in hs:
@@ -232,20 +270,23 @@ def ingest_unit(
             out_end[r] = last[w] + gap
         else:
             status[r] = JOINED
-    return n_free, born_next
+    return n_free, born_next, hn
 
 
 @njit(cache=True)
-def expired_slots(wm, ended, gap, al, used, last, wkey, key_head, nxt, key_nwin, free,
-                  n_free):
-    """Unlink and free every window that ``wm`` expires (all of them once ``ended``);
-    returns ``(slots, n_free)`` with the expired slots (their data is kept until reused)."""
-    out = np.empty(len(used), dtype=np.int64)
+def expired_slots(wm, ended, used, born, wkey, key_head, nxt, key_nwin, free, n_free,
+                  hexp, hslot, hborn, hn):
+    """Unlink and free every window that ``wm`` expires (all of them once ``ended``), popped
+    from the expiry heap (entries of windows a merge replaced are skipped); returns
+    ``(slots, n_free, hn)`` with the expired slots (their data is kept until reused)."""
+    out = np.empty(hn, dtype=np.int64)
     m = 0
-    for w in range(len(used)):
-        if used[w] and (ended or wm >= last[w] + gap + al):
+    while hn > 0 and (ended or hexp[0] <= wm):
+        w = hslot[0]
+        if used[w] and born[w] == hborn[0]:
             out[m] = w
             m += 1
+        hn = _heap_pop(hexp, hslot, hborn, hn)
     for i in range(m):
         h = out[i]
         k = wkey[h]
@@ -262,4 +303,4 @@ def expired_slots(wm, ended, gap, al, used, last, wkey, key_head, nxt, key_nwin,
         key_nwin[k] -= 1
         free[n_free] = h
         n_free += 1
-    return out[:m], n_free
+    return out[:m], n_free, hn

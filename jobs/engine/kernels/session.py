@@ -126,6 +126,12 @@ class SessionKernelEngine:
         self.ot = np.zeros((m, 0), dtype=np.int64)
         self.oseq = np.zeros((m, 0), dtype=np.int64)
         self.oref = np.zeros((m, 0), dtype=np.int64)
+        self.hexp = np.zeros(0, dtype=np.int64)
+        self.hslot = np.zeros(0, dtype=np.int64)
+        self.hborn = np.zeros(0, dtype=np.int64)
+        self.hn = 0
+        """A min-heap of (expiry, slot, creation number) of the windows, stale entries (windows
+        a merge replaced) included until popped."""
         self.objs: list[Any] = []
         """Input values of first/last aggregations, referenced by ``oref``."""
 
@@ -153,6 +159,16 @@ class SessionKernelEngine:
         self.free = free
         self.n_free += len(new)
         self._cap = cap
+
+    def _ensure_heap(self, need: int) -> None:
+        if self.hn + need <= len(self.hexp):
+            return
+        cap = max(2 * len(self.hexp), self.hn + need, 1024)
+        for name in ("hexp", "hslot", "hborn"):
+            a = getattr(self, name)
+            out = np.zeros(cap, dtype=np.int64)
+            out[: self.hn] = a[: self.hn]
+            setattr(self, name, out)
 
     def _grow_keys(self) -> None:
         extra = len(self.keys) - len(self.key_head)
@@ -217,17 +233,19 @@ class SessionKernelEngine:
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
         self._ensure_slots(n)
+        self._ensure_heap(n)
         status = np.empty(n, dtype=np.int8)
         out_start = np.empty(n, dtype=np.int64)
         out_end = np.empty(n, dtype=np.int64)
         wm0 = self._wm_arg()
-        self.n_free, self.born_next = K.ingest_unit(
+        self.n_free, self.born_next, self.hn = K.ingest_unit(
             codes, times, self.seq, valid, vf, vi, visf, vref, self._kinds,
             wm0, self.wm is not None, self._event_basis, self._gap, self._al,
             self.key_head, self.nxt, self.wkey, self.first, self.last, self.elements,
             self.born, self.blate, self.used, self.free, self.n_free, self.born_next,
             self.cnt, self.isum, self.fsum, self.isf, self.ei, self.ef, self.eisf, self.has,
             self.ot, self.oseq, self.oref, status, out_start, out_end, self.key_nwin,
+            self.hexp, self.hslot, self.hborn, self.hn,
         )
         self.seq += n
         out: list[Emission] = self._late(batch, codes, status, out_start, out_end)
@@ -401,9 +419,9 @@ class SessionKernelEngine:
         if self.wm is None and not self.ended:
             return []
         wm = self._wm_arg()
-        slots, self.n_free = K.expired_slots(
-            wm, self.ended, self._gap, self._al, self.used, self.last, self.wkey,
-            self.key_head, self.nxt, self.key_nwin, self.free, self.n_free,
+        slots, self.n_free, self.hn = K.expired_slots(
+            wm, self.ended, self.used, self.born, self.wkey, self.key_head, self.nxt,
+            self.key_nwin, self.free, self.n_free, self.hexp, self.hslot, self.hborn, self.hn,
         )
         panes: list[Emission] = []
         if len(slots):
@@ -602,6 +620,14 @@ class SessionKernelEngine:
                     if type(s) is int:
                         budget = max(budget, abs(s))
         self.int_budget = budget
+        slots = np.flatnonzero(self.used)
+        exp = self.last[slots] + self._gap + self._al
+        order = np.argsort(exp, kind="stable")  # a sorted array is a heap
+        self._ensure_heap(len(slots))
+        self.hn = len(slots)
+        self.hexp[: self.hn] = exp[order]
+        self.hslot[: self.hn] = slots[order]
+        self.hborn[: self.hn] = self.born[slots[order]]
 
     def _set_acc(self, j: int, slot: int, fn: str, acc: Any) -> None:
         for arr in (self.cnt, self.isum, self.ei):
