@@ -27,6 +27,8 @@ from ui.results import (
 
 cat, user = common.page_setup("read")
 st.title("Windows")
+# the store, key and value boxes are keyed per job (and store): a choice made for one job never
+# stays selected, and shown, under another
 
 name = common.job_or_stop(cat)
 versions = cat.versions(name)
@@ -35,7 +37,7 @@ stores = list(dict.fromkeys(v.store_name for v in reversed(versions)))
 c1, c2 = st.columns([3, 1])
 store = c1.selectbox("State store", stores,
                      index=stores.index(job.active_store) if job.active_store in stores else 0,
-                     key="win_store", format_func=lambda s: s + (" (active)" if s == job.active_store else ""))
+                     key=f"win_store:{name}", format_func=lambda s: s + (" (active)" if s == job.active_store else ""))
 limit = int(c2.number_input("Newest panes", min_value=100, max_value=100_000, value=5000,
                             step=1000, key="win_limit"))
 version = next(v for v in reversed(versions) if v.store_name == store)
@@ -100,7 +102,7 @@ def live() -> None:
         side_files()
         return
     keys = sorted({fmt.key(r.pane.get("key")) for r in rows})
-    chosen = st.multiselect("Keys", keys, default=keys[: min(5, len(keys))], key="win_keys",
+    chosen = st.multiselect("Keys", keys, default=keys[: min(5, len(keys))], key=f"win_keys:{name}:{store}",
                             help="Keys are shown as JSON: null is the global key.")
     shown = [r for r in rows if fmt.key(r.pane.get("key")) in chosen] if chosen else rows
     open_windows = open_from_panes(shown, sessions=defn.window.type == "session")
@@ -115,7 +117,7 @@ def live() -> None:
     frame.insert(1, "batch", [r.batch_id for r in shown])
     numeric = charts.numeric_values(frame)
     if numeric:
-        value = st.selectbox("Value", numeric, key="win_value")
+        value = st.selectbox("Value", numeric, key=f"win_value:{name}:{store}")
         st.altair_chart(charts.panes_chart(frame, value))
         st.caption("Colour: EARLY / ON_TIME / LATE. Crosses are retractions (the value a later "
                    "pane replaces); circles are panes.")
