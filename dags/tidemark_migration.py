@@ -10,7 +10,6 @@ retire_old; each is recorded in the catalog and idempotent (see :mod:`jobs.lifec
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from typing import Any
 
@@ -20,10 +19,9 @@ from jobs.lifecycle.outbox_trigger import OutboxTrigger
 
 
 def _db_url() -> str:
-    # Settings would do, but stay import-light: this runs at every parse
-    from jobs.config import Settings
+    from jobs.config import Settings  # imported here: the DAG file stays import-light
 
-    return os.environ.get("TIDEMARK_DB_URL") or Settings.from_env().db_url
+    return Settings.from_env().db_url
 
 
 definition_changes = Asset(
@@ -67,10 +65,12 @@ def tidemark_migration() -> None:
 
     @task(execution_timeout=timedelta(hours=12))
     def wait_caught_up(ids: list[int]) -> list[int]:
+        from jobs.config import Settings
         from jobs.lifecycle import tasks
 
-        poll = float(os.environ.get("TIDEMARK_MIGRATION_POLL_S", "5"))
-        timeout = float(os.environ.get("TIDEMARK_MIGRATION_TIMEOUT_S", str(6 * 3600)))
+        settings = Settings.from_env()
+        poll = float(settings.value("TIDEMARK_MIGRATION_POLL_S") or 5)
+        timeout = float(settings.value("TIDEMARK_MIGRATION_TIMEOUT_S") or 6 * 3600)
         return tasks.wait_caught_up(ids, timeout_s=timeout, poll_s=poll)
 
     @task

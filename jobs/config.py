@@ -22,9 +22,18 @@ The settings file (every key optional)::
     [jobs.team_scores.spark]              # one job's, over the platform's
     "spark.executor.memory" = "4g"
 
+    [supervisor]                          # and [log], [ui], [airflow], [migration]: see
+    crash_loop_limit = 3                  # OTHER_SETTINGS for every key and its variable
+
 :data:`VARIABLES` lists every environment variable tidemark's code reads, with what it does
-(docs/storage.md has the same table); the ones in :class:`Settings` are read here, the others
-by the module named beside them.
+(docs/storage.md has the same table). The locations, the database and Spark are typed fields of
+:class:`Settings`; every other setting (:data:`OTHER_SETTINGS`) is checked for its type here
+and handed, as text under its variable's name (:attr:`Settings.values`), to the module that
+owns its meaning (the supervisor's policy, log rotation, the UI's sessions, ...), which parses
+it exactly as it parses the variable. Three variables are not settings: ``TIDEMARK_JOB``,
+``TIDEMARK_VERSION`` and ``TIDEMARK_LAUNCHED`` are written by the launcher into a job's
+environment, and ``TIDEMARK_JAR_CACHE`` is read by ``make install``'s bundle fetch
+(``jobs.jvmdeps``, below this module).
 """
 
 from __future__ import annotations
@@ -69,8 +78,13 @@ VARIABLES: dict[str, str] = {
                             "(jobs/lifecycle/policy.py)",
     "TIDEMARK_HEARTBEAT_TIMEOUT_MS": "supervisor: heartbeat timeout (jobs/lifecycle/policy.py)",
     "TIDEMARK_BACKOFF_BASE_MS": "supervisor: restart back-off base (jobs/lifecycle/policy.py)",
+    "TIDEMARK_BACKOFF_MAX_MS": "supervisor: restart back-off cap (jobs/lifecycle/policy.py)",
     "TIDEMARK_CRASH_LOOP_LIMIT": "supervisor: crashes before a job is failed "
                                  "(jobs/lifecycle/policy.py)",
+    "TIDEMARK_HEALTHY_AFTER_MS": "supervisor: a run this old that dies resets the crash count "
+                                 "(jobs/lifecycle/policy.py)",
+    "TIDEMARK_STOP_TIMEOUT_MS": "supervisor: grace between SIGTERM and SIGKILL "
+                                "(jobs/lifecycle/policy.py)",
     "TIDEMARK_MIGRATION_POLL_S": "migration DAG: poll interval (dags/tidemark_migration.py)",
     "TIDEMARK_MIGRATION_TIMEOUT_S": "migration DAG: timeout (dags/tidemark_migration.py)",
     "TIDEMARK_JOB": "set by the launcher in a job's environment (jobs/lifecycle/process.py)",
@@ -97,8 +111,52 @@ VARIABLES: dict[str, str] = {
 }
 """Every environment variable tidemark reads, with what it does."""
 
+OTHER_SETTINGS: dict[str, tuple[str, str]] = {
+    "TIDEMARK_USER": ("user", "str"),
+    "TIDEMARK_SECRETS_FILE": ("secrets_file", "str"),
+    "TIDEMARK_GATE": ("gate", "str"),
+    "TIDEMARK_JVM_CDS": ("jvm_cds", "bool"),
+    "TIDEMARK_LOG_LEVEL": ("log.level", "str"),
+    "TIDEMARK_LOG_MAX_BYTES": ("log.max_bytes", "int"),
+    "TIDEMARK_LOG_BACKUPS": ("log.backups", "int"),
+    "TIDEMARK_LOG_KEEP": ("log.keep", "int"),
+    "TIDEMARK_HEARTBEAT_TIMEOUT_MS": ("supervisor.heartbeat_timeout_ms", "int"),
+    "TIDEMARK_BACKOFF_BASE_MS": ("supervisor.backoff_base_ms", "int"),
+    "TIDEMARK_BACKOFF_MAX_MS": ("supervisor.backoff_max_ms", "int"),
+    "TIDEMARK_CRASH_LOOP_LIMIT": ("supervisor.crash_loop_limit", "int"),
+    "TIDEMARK_HEALTHY_AFTER_MS": ("supervisor.healthy_after_ms", "int"),
+    "TIDEMARK_STOP_TIMEOUT_MS": ("supervisor.stop_timeout_ms", "int"),
+    "TIDEMARK_JOB_COMMAND": ("supervisor.job_command", "list"),
+    "TIDEMARK_MIGRATION_POLL_S": ("migration.poll_s", "float"),
+    "TIDEMARK_MIGRATION_TIMEOUT_S": ("migration.timeout_s", "float"),
+    "TIDEMARK_AIRFLOW_PORT": ("airflow.port", "int"),
+    "TIDEMARK_AIRFLOW_USER": ("airflow.user", "str"),
+    "TIDEMARK_AIRFLOW_PASSWORD": ("airflow.password", "str"),
+    "TIDEMARK_UI_PORT": ("ui.port", "int"),
+    "TIDEMARK_ADMIN_PASSWORD": ("ui.admin_password", "str"),
+    "TIDEMARK_UI_SESSION_SECRET": ("ui.session_secret", "str"),
+    "TIDEMARK_UI_SESSION_IDLE": ("ui.session_idle", "str"),
+    "TIDEMARK_UI_SESSION_MAX": ("ui.session_max", "str"),
+    "TIDEMARK_UI_SECURE_COOKIE": ("ui.secure_cookie", "bool"),
+    "TIDEMARK_UI_OIDC_METADATA_URL": ("ui.oidc_metadata_url", "str"),
+    "TIDEMARK_UI_OIDC_CLIENT_ID": ("ui.oidc_client_id", "str"),
+    "TIDEMARK_UI_OIDC_CLIENT_SECRET": ("ui.oidc_client_secret", "str"),
+    "TIDEMARK_UI_OIDC_REDIRECT_URI": ("ui.oidc_redirect_uri", "str"),
+    "TIDEMARK_UI_SSO_LABEL": ("ui.sso_label", "str"),
+    "TIDEMARK_UI_SSO_NAME_CLAIM": ("ui.sso_name_claim", "str"),
+    "TIDEMARK_UI_SSO_ROLE_CLAIM": ("ui.sso_role_claim", "str"),
+    "TIDEMARK_UI_SSO_ROLES": ("ui.sso_roles", "str"),
+}
+"""Every setting that is not a typed field of :class:`Settings`: variable -> (settings file
+key, type in the file). A dotted key is a key in a table (``log.keep`` is ``keep`` in
+``[log]``). ``int`` and ``float`` values are checked here (file and environment); ``bool`` is a
+TOML boolean in the file (passed on as ``1`` / ``0``); ``list`` a TOML array of strings (passed
+on as JSON text, the variable's form)."""
+
+_TABLES = {key.split(".")[0] for key, _ in OTHER_SETTINGS.values() if "." in key}
 _FILE_KEYS = {"home", "db_url", "checkpoint_root", "results_root", "spark_master",
-              "webhdfs_url", "airflow_home", "spark", "jobs"}
+              "webhdfs_url", "airflow_home", "spark", "jobs",
+              *(key for key, _ in OTHER_SETTINGS.values() if "." not in key), *_TABLES}
 
 
 class ConfigError(ValueError):
@@ -123,8 +181,17 @@ class Settings:
     job_spark_conf: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Per job name, over ``spark_conf`` (``[jobs.<name>.spark]``)."""
     webhdfs_url: str | None = None
+    values: Mapping[str, str] = field(default_factory=dict)
+    """The :data:`OTHER_SETTINGS` that are set (environment over file), as text by variable
+    name: the mapping the modules that own them parse."""
     sources: Mapping[str, str] = field(default_factory=dict)
     """Where each field's value came from (the variable or ``file key``), for messages."""
+
+    def value(self, variable: str, default: str | None = None) -> str | None:
+        """One of :data:`OTHER_SETTINGS` (``default`` when neither set nor in the file)."""
+        if variable not in OTHER_SETTINGS:
+            raise KeyError(f"{variable} is not one of tidemark's settings")
+        return self.values.get(variable, default)
 
     def spark_conf_for(self, job: str | None) -> dict[str, str]:
         """The Spark configuration a job runs with: the platform's, then the job's own."""
@@ -181,6 +248,7 @@ class Settings:
             if not isinstance(table, dict) or set(table) - {"spark"}:
                 raise ConfigError(where, "holds only a [jobs.<name>.spark] table")
             job_conf[job] = _spark_table(table.get("spark", {}), f"{where}.spark")
+        values = _other_settings(e, raw, src, sources)
         return cls(
             home=home,
             db_url=str(pick("db_url", f"sqlite:///{home / 'catalog.db'}")),
@@ -191,6 +259,7 @@ class Settings:
             spark_conf=spark_conf,
             job_spark_conf=job_conf,
             webhdfs_url=None if webhdfs is None else str(webhdfs).rstrip("/"),
+            values=values,
             sources=sources,
         )
 
@@ -218,9 +287,75 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {unknown[0]}",
                           f"unknown key (known: {', '.join(sorted(_FILE_KEYS))})")
     for key, value in raw.items():
-        if key not in ("spark", "jobs") and not isinstance(value, str):
+        if key in _TABLES:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: {key}", f"must be a table ([{key}])")
+            known = sorted(k.split(".", 1)[1] for k, _ in OTHER_SETTINGS.values()
+                           if k.startswith(f"{key}."))
+            for inner in value:
+                if inner not in known:
+                    raise ConfigError(f"{path}: {key}.{inner}",
+                                      f"unknown key (known in [{key}]: {', '.join(known)})")
+        elif key not in ("spark", "jobs") and key not in _TOP_LEVEL_OTHER \
+                and not isinstance(value, str):
             raise ConfigError(f"{path}: {key}", "must be a string")
     return raw
+
+
+_TOP_LEVEL_OTHER = {key for key, _ in OTHER_SETTINGS.values() if "." not in key}
+
+
+def _other_settings(env: Mapping[str, str], raw: Mapping[str, Any], src: str,
+                    sources: dict[str, str]) -> dict[str, str]:
+    """:data:`OTHER_SETTINGS` as text by variable, type-checked; ``sources`` gets each origin."""
+    out: dict[str, str] = {}
+    for var, (key, kind) in OTHER_SETTINGS.items():
+        if var in env:
+            text = env[var]
+            if text.strip() and kind in ("int", "float"):
+                _number(text, kind, var)
+            sources[var] = var
+            out[var] = text
+            continue
+        table, _, name = key.rpartition(".")
+        holder = raw.get(table, {}) if table else raw
+        if name not in holder:
+            continue
+        where = f"{src}: {key}"
+        sources[var] = where
+        out[var] = _file_text(holder[name], kind, where)
+    return out
+
+
+def _number(text: str, kind: str, setting: str) -> None:
+    try:
+        int(text) if kind == "int" else float(text)
+    except ValueError:
+        what = "an integer" if kind == "int" else "a number"
+        raise ConfigError(setting, f"not {what}: {text!r}") from None
+
+
+def _file_text(value: Any, kind: str, where: str) -> str:
+    """A file value as the text its variable would hold."""
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(where, "must be true or false")
+        return "1" if value else "0"
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(where, "must be an integer")
+        return str(value)
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(where, "must be a number")
+        return str(value)
+    if kind == "list":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(where, "must be an array of strings")
+        return json.dumps(value)
+    if not isinstance(value, str):
+        raise ConfigError(where, "must be a string")
+    return value
 
 
 def _location(value: Any, setting: str) -> str:

@@ -20,7 +20,6 @@ rotated copies, and deletes the oldest launch logs of a job beyond ``TIDEMARK_LO
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import sys
 import time
@@ -67,6 +66,13 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+def settings_values() -> Mapping[str, str]:
+    """tidemark's settings (file and environment) by variable name: what ``env=None`` reads."""
+    from jobs.config import Settings
+
+    return Settings.from_env().values
+
+
 def _formatter() -> logging.Formatter:
     formatter = logging.Formatter(FORMAT, DATE_FORMAT)
     formatter.converter = time.gmtime  # UTC, matching the Z in DATE_FORMAT
@@ -81,7 +87,7 @@ def configure_logging(
     stream: TextIO | None = None,
 ) -> int:
     """Configure logging for ``process``; returns the level set. Safe to call more than once."""
-    e = os.environ if env is None else env
+    e = settings_values() if env is None else env
     lvl = parse_level(level) if level else parse_level(e.get(LEVEL_ENV))
     logging.getLogger("jobs").setLevel(lvl)
     if process == "airflow-task":  # Airflow's handlers write the task log; add none of ours
@@ -115,7 +121,7 @@ class Rotation:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Rotation:
-        e = os.environ if env is None else env
+        e = settings_values() if env is None else env
         d = cls()
         return cls(
             max_bytes=_positive(e, "TIDEMARK_LOG_MAX_BYTES", d.max_bytes),

@@ -1,21 +1,24 @@
 """Emitted panes of a job, wherever its sink put them.
 
 ``catalog`` sinks are read through the catalog service; ``parquet`` and ``delta`` sinks are read
-from the job's results directory with pyarrow and delta-rs (no Spark in the UI process). The Spark job writes each
-micro-batch to ``<sink path>/panes/batch_id=N/`` and *replaces* that directory when a batch is
-re-run, so reading every ``batch_id=`` directory gives each pane once. Either way the result is
-the engine's pane JSON shape plus the version/store that produced it.
+from the job's results location with pyarrow and delta-rs (no Spark in the UI process), on a
+local disk or a Hadoop filesystem: Parquet parts, late records and dead letters through
+``jobs.storage`` (``hdfs://`` over WebHDFS, the settings' ``webhdfs_url``), a Delta table with
+delta-rs's own clients. The Spark job writes each micro-batch to
+``<sink path>/panes/batch_id=N/`` and *replaces* that directory when a batch is re-run, so
+reading every ``batch_id=`` directory gives each pane once. Either way the result is the
+engine's pane JSON shape plus the version/store that produced it.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from jobs.catalog import Catalog
 from jobs.definition.model import Definition
+from jobs.storage import Storage, is_local, join, local_path, storage_for, validate
 
 
 @dataclass(frozen=True)
@@ -56,38 +59,88 @@ def _key(value: Any) -> Any:
     return value
 
 
-def parquet_dir(defn: Definition, results_root: str | Path, store: str) -> Path:
-    """Where the Spark job writes the panes of ``store``: ``<sink.path or results root/job>/
-    <store>/panes/batch_id=N/`` (see ``jobs.spark.context.JobContext``). Local roots only: a
-    Hadoop URI root maps to no local directory, so its panes read as none."""
-    base = Path(defn.sink.path) if defn.sink.path else Path(results_root) / defn.name
-    return base.absolute() / store / "panes"
+def results_location(defn: Definition, results_root: str, store: str) -> str:
+    """Where the Spark job writes ``store``'s results: ``<sink.path or results root/job>/
+    <store>`` (``jobs.spark.context.JobContext.output_root``), a local path or a Hadoop URI,
+    holding ``panes/``, ``late/`` and ``dead_letters/``."""
+    base = validate(defn.sink.path) if defn.sink.path else join(results_root, defn.name)
+    return join(base, store)
 
 
-def parquet_panes(defn: Definition, results_root: str | Path, *, store: str,
-                  limit: int) -> list[PaneRow]:
-    """Panes of a ``parquet`` sink (empty when nothing was written yet)."""
-    import pyarrow.dataset as ds
+def parquet_panes(defn: Definition, results_root: str, *, store: str, limit: int,
+                  webhdfs: str | None = None) -> list[PaneRow]:
+    """Panes of a ``parquet`` sink (empty when nothing was written yet), the newest batches
+    first until ``limit`` panes; ``webhdfs`` reaches an ``hdfs://`` root."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    root = parquet_dir(defn, results_root, store)
-    if not root.is_dir() or not any(root.glob("batch_id=*")):
-        return []
-    # Spark's in-flight `_temporary` directories and `_SUCCESS` markers are not data
-    dataset = ds.dataset(str(root), format="parquet", partitioning="hive",
-                         exclude_invalid_files=True, ignore_prefixes=[".", "_"])
-    return _pane_rows(dataset.to_table().to_pylist(), store, limit)
+    root = join(results_location(defn, results_root, store), "panes")
+    st = storage_for(root, webhdfs)
+    records: list[dict[str, Any]] = []
+    for batch_id in _batches(st, root):
+        d = join(root, f"batch_id={batch_id}")
+        for part in st.list(d):
+            # Spark's in-flight `_temporary` directories and `_SUCCESS` markers are not data
+            if part.startswith(("_", ".")) or not part.endswith(".parquet"):
+                continue
+            table = pq.read_table(pa.BufferReader(st.read_bytes(join(d, part))))
+            records.extend({**r, "batch_id": batch_id} for r in table.to_pylist())
+        if len(records) >= limit:
+            break
+    return _pane_rows(records, store, limit)
 
 
-def delta_panes(defn: Definition, results_root: str | Path, *, store: str,
+def delta_panes(defn: Definition, results_root: str, *, store: str,
                 limit: int) -> list[PaneRow]:
     """Panes of a ``delta`` sink: the table at ``<sink.path or results root/job>/<store>/
-    panes`` (jobs/spark/delta_sink.py), read with delta-rs (no Spark)."""
+    panes`` (jobs/spark/delta_sink.py), read with delta-rs (no Spark), which reaches local
+    paths, ``hdfs://`` (its own HDFS client) and S3."""
     from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
-    table = parquet_dir(defn, results_root, store)
-    if not (table / "_delta_log").is_dir():
+    table = join(results_location(defn, results_root, store), "panes")
+    if is_local(table):
+        uri = local_path(table)
+    elif table.startswith("s3a://"):
+        uri = "s3://" + table[len("s3a://"):]  # delta-rs's name for S3
+    else:
+        uri = table
+    try:
+        records = DeltaTable(uri).to_pyarrow_table().to_pylist()
+    except TableNotFoundError:
         return []
-    return _pane_rows(DeltaTable(str(table)).to_pyarrow_table().to_pylist(), store, limit)
+    return _pane_rows(records, store, limit)
+
+
+SIDE_KINDS = ("late", "dead_letters")
+
+
+def side_records(defn: Definition, results_root: str, *, store: str, kind: str, limit: int,
+                 webhdfs: str | None = None) -> list[dict[str, Any]]:
+    """The newest ``limit`` late records or dead letters (``kind``) the job's gate wrote beside
+    its panes (``<store>/<kind>/batch_id=N/part-*.jsonl``, for every sink kind), newest batch
+    first, each with its ``batch_id``."""
+    if kind not in SIDE_KINDS:
+        raise ValueError(f"kind: {kind!r} is not one of {', '.join(SIDE_KINDS)}")
+    root = join(results_location(defn, results_root, store), kind)
+    st = storage_for(root, webhdfs)
+    out: list[dict[str, Any]] = []
+    for batch_id in _batches(st, root):
+        d = join(root, f"batch_id={batch_id}")
+        for part in st.list(d):
+            if part.startswith("part-") and part.endswith(".jsonl"):
+                out.extend({"batch_id": batch_id, **json.loads(line)}
+                           for line in st.read_text(join(d, part)).splitlines() if line.strip())
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
+def _batches(st: Storage, root: str) -> list[int]:
+    """The ``batch_id=N`` directories under ``root``, newest first ([] when none)."""
+    ids = [int(n.split("=", 1)[1]) for n in st.list(root)
+           if n.startswith("batch_id=") and n.split("=", 1)[1].isdigit()]
+    return sorted(ids, reverse=True)
 
 
 def _pane_rows(records: list[dict[str, Any]], store: str, limit: int) -> list[PaneRow]:

@@ -43,9 +43,10 @@ def catalog() -> Catalog:
 
 
 def uses_embedded_catalog(env: dict[str, str] | None = None) -> bool:
-    """True when no catalog URL was configured, i.e. the SQLite file under TIDEMARK_HOME."""
-    e = os.environ if env is None else env
-    return not e.get("TIDEMARK_DB_URL")
+    """True when no catalog URL was configured (variable or settings file), i.e. the SQLite
+    file under TIDEMARK_HOME."""
+    s = Settings.from_env(env)
+    return "db_url" not in s.sources or not s.db_url
 
 
 def server_address() -> str:
@@ -72,7 +73,7 @@ def ensure_first_run_admin(cat: Catalog, home: Path, address: str) -> Path | Non
     """
     if address not in LOCAL_ADDRESSES:
         return None
-    password = os.environ.get("TIDEMARK_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
+    password = Settings.from_env().value("TIDEMARK_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
     if not cat.ensure_admin(FIRST_ADMIN, password):
         return None
     path = first_run_admin_file(home)

@@ -22,7 +22,6 @@ An identity in several mapped groups gets the highest of their roles; one in non
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any, cast
 
 from jobs.catalog.auth import ROLE_ORDER
 from jobs.catalog.records import Role
+from jobs.config import Settings
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$")
 
@@ -52,7 +52,7 @@ class SsoSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SsoSettings | None:
         """The settings, or None when single sign-on is not configured."""
-        e = os.environ if env is None else env
+        e = Settings.from_env().values if env is None else env
         metadata_url = e.get("TIDEMARK_UI_OIDC_METADATA_URL", "")
         if not metadata_url:
             return None

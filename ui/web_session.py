@@ -22,13 +22,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from jobs.config import Settings
 from jobs.definition.durations import parse_duration
 from jobs.definition.errors import DefinitionError
 from jobs.timeutil import Clock, SystemClock
@@ -61,7 +61,7 @@ class SessionSettings:
         """``TIDEMARK_UI_SESSION_SECRET``, ``TIDEMARK_UI_SESSION_IDLE`` (default 2h),
         ``TIDEMARK_UI_SESSION_MAX`` (default 12h), ``TIDEMARK_UI_SECURE_COOKIE`` (``1`` behind
         HTTPS: the cookie is then only sent over HTTPS)."""
-        e = os.environ if env is None else env
+        e = Settings.from_env().values if env is None else env
         raw = e.get("TIDEMARK_UI_SESSION_SECRET", "")
         if raw and len(raw) < MIN_SECRET_LENGTH:
             raise SessionConfigError(

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from jobs import __version__
 from jobs.cli.errors import EXIT_INVALID, EXIT_OK, report
+from jobs.config import ConfigError
 from jobs.logsetup import LEVEL_ENV, LEVELS, LogSetupError, configure_logging
 
 COMMAND_MODULES = (
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.log_level:
             os.environ[LEVEL_ENV] = args.log_level  # the jobs and tasks this process starts
         configure_logging("cli", args.log_level)
-    except LogSetupError as exc:
+    except (LogSetupError, ConfigError) as exc:
         print(f"tidemark: {exc}", file=sys.stderr)
         return EXIT_INVALID
     try:

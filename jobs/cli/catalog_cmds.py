@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +35,7 @@ def register(subparsers: Any) -> None:
     common.add_argument("--db", metavar="URL", help="catalog URL (default: TIDEMARK_DB_URL or "
                         "the SQLite file under TIDEMARK_HOME)")
     common.add_argument("--as", dest="actor", metavar="USER",
-                        default=os.environ.get("TIDEMARK_USER"),
+                        default=None,
                         help="act as this catalog user (role checked; default TIDEMARK_USER)")
 
     _register_db(subparsers, common)
@@ -170,11 +169,13 @@ def _with_catalog(handler: Handler, action: str) -> Callable[[argparse.Namespace
 
     def run(args: argparse.Namespace) -> int:
         from jobs.catalog import Catalog
+        from jobs.config import Settings
 
+        name = args.actor or Settings.from_env().value("TIDEMARK_USER")
         with Catalog(_url(args)) as cat:
-            if args.actor:
-                cat.require(args.actor, action)  # type: ignore[arg-type]
-                actor = str(args.actor)
+            if name:
+                cat.require(name, action)  # type: ignore[arg-type]
+                actor = str(name)
             else:
                 actor = f"cli:{getpass.getuser()}"
             return handler(cat, args, actor)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import os
 import sys
 import time
 from typing import Any
@@ -32,7 +31,7 @@ def register(sub: Any) -> None:
     p.add_argument("version", nargs="?", type=int)
     p.add_argument("--resume", type=int, metavar="MIGRATION", help="resume (or retry) this migration")
     p.add_argument("--timeout", type=float, default=6 * 3600, help="seconds (default 6 h)")
-    p.add_argument("--as", dest="actor", default=os.environ.get("TIDEMARK_USER"))
+    p.add_argument("--as", dest="actor", default=None, help="default: TIDEMARK_USER")
     p.set_defaults(func=_migrate)
 
     p = sub.add_parser("rollback", help="re-activate an earlier version; it resumes its checkpoint")
@@ -40,7 +39,7 @@ def register(sub: Any) -> None:
     p.add_argument("version", type=int)
     p.add_argument("--no-wait", action="store_true", help="plan only; let Airflow drive it")
     p.add_argument("--timeout", type=float, default=6 * 3600)
-    p.add_argument("--as", dest="actor", default=os.environ.get("TIDEMARK_USER"))
+    p.add_argument("--as", dest="actor", default=None, help="default: TIDEMARK_USER")
     p.set_defaults(func=_rollback)
 
     p = sub.add_parser("airflow", help="run the local Airflow (api-server, scheduler, dag-processor, triggerer)")
@@ -51,7 +50,10 @@ def register(sub: Any) -> None:
 
 
 def _actor(args: argparse.Namespace) -> str:
-    return str(args.actor) if args.actor else f"cli:{getpass.getuser()}"
+    from jobs.config import Settings
+
+    name = args.actor or Settings.from_env().value("TIDEMARK_USER")
+    return str(name) if name else f"cli:{getpass.getuser()}"
 
 
 def _supervise(args: argparse.Namespace) -> int:

@@ -109,7 +109,7 @@ def airflow_password(settings: Settings, user: str) -> str:
 
 
 def _dags_active(airflow_url: str, settings: Settings) -> bool:
-    user = os.environ.get("TIDEMARK_AIRFLOW_USER", "admin")
+    user = settings.value("TIDEMARK_AIRFLOW_USER") or "admin"
     token = _get_json(f"{airflow_url}/auth/token",
                       body={"username": user, "password": airflow_password(settings, user)})
     dags = _get_json(f"{airflow_url}/api/v2/dags?dag_id_pattern=tidemark",

@@ -206,7 +206,7 @@ def demo_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     - no backoff before a restart: the supervisor's one-minute cadence is backoff enough for a
       demo, so a killed job is back at the next pass (the crash-loop limit still applies).
     """
-    e = dict(os.environ if env is None else env)
+    e = Settings.from_env().values if env is None else env
     command = [sys.executable, "-m", "jobs.run", "{job}", "--version", "{version}",
                "--trigger-interval", "5 seconds", "--shuffle-partitions", "2"]
     return {
@@ -254,7 +254,7 @@ def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
         state = {"pid": os.getpid(), "ui_url": f"http://127.0.0.1:{ui_port}",
                  "airflow_url": f"http://127.0.0.1:{airflow_port}", "db_url": settings.db_url}
         (settings.home / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
-        airflow_user = os.environ.get("TIDEMARK_AIRFLOW_USER", "admin")
+        airflow_user = settings.value("TIDEMARK_AIRFLOW_USER") or "admin"
         trigger_supervisor(str(state["airflow_url"]), airflow_user,
                            airflow_password(settings, airflow_user))
     except BaseException:
@@ -267,9 +267,10 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m jobs.demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--ui-port", type=int, default=int(os.environ.get("TIDEMARK_UI_PORT", 8501)))
-    parser.add_argument("--airflow-port", type=int,
-                        default=int(os.environ.get("TIDEMARK_AIRFLOW_PORT", 8080)))
+    parser.add_argument("--ui-port", type=int, default=None,
+                        help="default: TIDEMARK_UI_PORT ([ui] port) or 8501")
+    parser.add_argument("--airflow-port", type=int, default=None,
+                        help="default: TIDEMARK_AIRFLOW_PORT ([airflow] port) or 8080")
     parser.add_argument("--tick", type=float, default=2.0, help="seconds between landed files")
     parser.add_argument("--check", action="store_true",
                         help="drive the running demo through the scripted tour (make demo-check)")
@@ -282,13 +283,15 @@ def main(argv: list[str] | None = None) -> int:
 
     configure_logging("demo")
     settings = Settings.from_env()
+    args.ui_port = args.ui_port or int(settings.value("TIDEMARK_UI_PORT") or 8501)
+    args.airflow_port = args.airflow_port or int(settings.value("TIDEMARK_AIRFLOW_PORT") or 8080)
     if args.check:
         from jobs.demo.check import DEFAULT_BUDGET_S, run_tour
 
         return run_tour(settings, scale=args.check_scale,
                         budget_s=args.check_budget or DEFAULT_BUDGET_S)
     demo = start(settings, ui_port=args.ui_port, airflow_port=args.airflow_port, tick_s=args.tick)
-    airflow_user = os.environ.get("TIDEMARK_AIRFLOW_USER", "admin")
+    airflow_user = settings.value("TIDEMARK_AIRFLOW_USER") or "admin"
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -31,13 +31,20 @@ PAGES = (
 """(sidebar title, file name, the job to pick in the page's "Job" box, if any)"""
 
 
+FINISHED = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-stale="true"]')"""
+"""Streamlit has finished the run: no status widget ("Running..."), and no element of the
+previous run still shown greyed out (``data-stale``) waiting to be replaced."""
+
+
 def _settle(page: object, extra_ms: int = 2500) -> None:
-    """Wait until Streamlit has finished the script run (its status widget disappears)."""
+    """Wait until Streamlit has finished the script run and shows nothing stale, twice
+    (a live fragment may start its next run right after one ends)."""
     p = page  # typed loosely: playwright is only needed by this tool
     p.wait_for_timeout(500)  # type: ignore[attr-defined]
-    p.wait_for_function(  # type: ignore[attr-defined]
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    p.wait_for_function(FINISHED, timeout=120_000)  # type: ignore[attr-defined]
     p.wait_for_timeout(extra_ms)  # type: ignore[attr-defined]
+    p.wait_for_function(FINISHED, timeout=120_000)  # type: ignore[attr-defined]
 
 
 def _choose_job(page: object, job: str) -> None:
@@ -80,6 +87,7 @@ def take(url: str, out: Path, user: str, password: str,
                 if job is not None:
                     _choose_job(page, job)
                 path = out / f"{slug}.png"
+                page.wait_for_function(FINISHED, timeout=120_000)
                 page.screenshot(path=str(path))
                 _shrink(path)
                 saved.append(path)

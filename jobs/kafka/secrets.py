@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from jobs.config import Settings
 from jobs.kafka.errors import KafkaSetupError
 
 REFERENCE = re.compile(r"\$\{(env|secret):([A-Za-z_][A-Za-z0-9_.-]*)\}")
@@ -67,7 +68,8 @@ def resolve_options(options: Mapping[str, str], field: str,
                 raise KafkaSetupError(f"the environment variable {name} is not set", field)
             return e[name]
         if secrets is None:
-            path = e.get(SECRETS_FILE_ENV)
+            path = (Settings.from_env().value(SECRETS_FILE_ENV) if env is None
+                    else e.get(SECRETS_FILE_ENV))
             if not path or not Path(path).is_file():
                 raise KafkaSetupError(
                     f"${{secret:{name}}} needs a secrets file ({SECRETS_FILE_ENV})", field)

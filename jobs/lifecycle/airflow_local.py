@@ -47,7 +47,7 @@ def airflow_env(
     """The environment every Airflow component (and the `airflow` CLI) runs with."""
     env = dict(os.environ if base is None else base)
     settings = settings or Settings.from_env(env)
-    port = port or int(env.get("TIDEMARK_AIRFLOW_PORT", DEFAULT_PORT))
+    port = port or int(settings.value("TIDEMARK_AIRFLOW_PORT") or DEFAULT_PORT)
     home = settings.airflow_home
     home.mkdir(parents=True, exist_ok=True)
     secret_file = home / "jwt_secret"
@@ -55,9 +55,10 @@ def airflow_env(
         secret_file.write_text(secrets.token_urlsafe(32))
         secret_file.chmod(0o600)
     passwords = home / "simple_auth_manager_passwords.json"
-    user = env.get("TIDEMARK_AIRFLOW_USER", "admin")
+    user = settings.value("TIDEMARK_AIRFLOW_USER") or "admin"
     if not passwords.exists():
-        passwords.write_text(json.dumps({user: env.get("TIDEMARK_AIRFLOW_PASSWORD", "admin")}))
+        password = settings.value("TIDEMARK_AIRFLOW_PASSWORD") or "admin"
+        passwords.write_text(json.dumps({user: password}))
         passwords.chmod(0o600)
     bin_dir = str(Path(sys.executable).parent)
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]

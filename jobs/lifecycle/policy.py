@@ -6,8 +6,10 @@ own numbers (tests use milliseconds, production minutes) without touching the lo
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+
+from jobs.config import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +39,11 @@ class RestartPolicy:
         return int(min(self.backoff_max_ms, self.backoff_base_ms * (2**exp)))
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> RestartPolicy:
-        """Override any field with ``TIDEMARK_<FIELD>`` (e.g. ``TIDEMARK_CRASH_LOOP_LIMIT=3``)."""
-        e = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str] | None = None) -> RestartPolicy:
+        """Override any field with ``TIDEMARK_<FIELD>`` (e.g. ``TIDEMARK_CRASH_LOOP_LIMIT=3``,
+        or ``crash_loop_limit`` in the settings file's ``[supervisor]``); ``env`` None reads
+        tidemark's settings."""
+        e = Settings.from_env().values if env is None else env
         policy = cls()
         changes: dict[str, int] = {}
         for name in cls.__dataclass_fields__:

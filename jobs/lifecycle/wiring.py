@@ -10,8 +10,7 @@ to launch a fake job instead of Spark. Policy numbers come from ``TIDEMARK_<FIEL
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -27,8 +26,10 @@ from jobs.timeutil import Clock
 COMMAND_ENV = "TIDEMARK_JOB_COMMAND"
 
 
-def command_from_env(env: dict[str, str] | None = None) -> CommandFactory:
-    raw = (os.environ if env is None else env).get(COMMAND_ENV)
+def command_from_env(env: Mapping[str, str] | None = None) -> CommandFactory:
+    """The job command from ``TIDEMARK_JOB_COMMAND`` / ``[supervisor] job_command`` (``env``
+    None: tidemark's settings), else the default."""
+    raw = (Settings.from_env().values if env is None else env).get(COMMAND_ENV)
     if not raw:
         return default_command
     try:

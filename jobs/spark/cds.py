@@ -30,6 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from jobs.config import Settings
 from jobs.jvmdeps.jdk import jdk_tool
 from jobs.spark.jvm import BUILD
 
@@ -61,7 +62,9 @@ def archive_path() -> Path | None:
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "on").lower() not in ("off", "0", "false", "no")
+    """False when ``TIDEMARK_JVM_CDS`` (or ``jvm_cds`` in the settings file) turns it off."""
+    value = Settings.from_env().value(ENV_SWITCH) or "on"
+    return value.lower() not in ("off", "0", "false", "no")
 
 
 def driver_options() -> str:

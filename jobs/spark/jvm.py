@@ -20,6 +20,7 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs.config import Settings
 from jobs.jvmdeps.jdk import jdk_tool
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def register(spark: SparkSession) -> bool:
     """Register ``tidemark_gate`` in ``spark`` (the batch watermark is registered per
     checkpoint: :func:`register_batch_watermark`); False when the session's JVM cannot load
     tidemark's classes (no jar on its class path)."""
-    if os.environ.get("TIDEMARK_GATE") == "python":
+    if Settings.from_env().value("TIDEMARK_GATE") == "python":
         return False
     try:
         jvm: Any = spark._jvm

@@ -1,8 +1,8 @@
 """The storage interface: the few operations tidemark's own files need, over any backend.
 
 Every tidemark file around a job (markers in a checkpoint, the offsets and commits logs it
-reads, the gate's side files) is small, written whole and read whole, so the interface is
-whole-file: no streams, no appends.
+reads, the gate's side files, the result parts the UI shows) is small, written whole and read
+whole, so the interface is whole-file: no streams, no appends.
 """
 
 from __future__ import annotations
@@ -27,6 +27,11 @@ class Storage(Protocol):
 
     def read_text(self, path: str) -> str:
         """The file's text; ``FileNotFoundError`` when it does not exist."""
+        ...
+
+    def read_bytes(self, path: str) -> bytes:
+        """The file's bytes (a result file the UI reads: a Parquet part, a side file);
+        ``FileNotFoundError`` when it does not exist."""
         ...
 
     def write_text(self, path: str, text: str) -> None:

@@ -37,6 +37,9 @@ class HadoopStorage:
         return bool(fs.exists(p) and fs.getFileStatus(p).isDirectory())
 
     def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8")
+
+    def read_bytes(self, path: str) -> bytes:
         fs = self._fs(path)
         p = self._path(path)
         if not fs.exists(p):
@@ -46,7 +49,7 @@ class HadoopStorage:
             data = self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
         finally:
             stream.close()
-        return bytes(data).decode("utf-8")
+        return bytes(data)
 
     def write_text(self, path: str, text: str) -> None:
         fs = self._fs(path)

@@ -24,6 +24,9 @@ class LocalStorage:
     def read_text(self, path: str) -> str:
         return self._p(path).read_text(encoding="utf-8")
 
+    def read_bytes(self, path: str) -> bytes:
+        return self._p(path).read_bytes()
+
     def write_text(self, path: str, text: str) -> None:
         p = self._p(path)
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,8 @@
   a Spark task (the gate and engine host in Python workers) finds in the local property
   ``tidemark.webhdfs`` the driver sets before it starts the query (Spark hands a thread's local
   properties to every task it runs, as it does the batch id), and any other process (the UI,
-  the CLI) in ``TIDEMARK_WEBHDFS_URL``.
+  the CLI) from its settings (``webhdfs_url``: the caller passes it) or, when the caller has
+  none, ``TIDEMARK_WEBHDFS_URL`` (this package sits below ``jobs.config``).
 Anything else is a :class:`StorageError` that says what is missing.
 """
 
@@ -45,8 +46,9 @@ def _task_property(key: str) -> str | None:
     return str(value) if value else None
 
 
-def storage_for(location: str) -> Storage:
-    """The backend for ``location`` in this process."""
+def storage_for(location: str, webhdfs: str | None = None) -> Storage:
+    """The backend for ``location`` in this process; ``webhdfs``: the NameNode's HTTP address
+    from the caller's settings, used when there is no Spark session here."""
     if is_local(location):
         return _LOCAL
     sc = _active_spark_context()
@@ -54,7 +56,7 @@ def storage_for(location: str) -> Storage:
         from jobs.storage.hadoop import HadoopStorage
 
         return HadoopStorage(sc)
-    webhdfs = _task_property(WEBHDFS_PROPERTY) or os.environ.get(WEBHDFS_ENV)
+    webhdfs = webhdfs or _task_property(WEBHDFS_PROPERTY) or os.environ.get(WEBHDFS_ENV)
     if scheme(location) == "hdfs" and webhdfs:
         from jobs.storage.webhdfs import WebHdfsStorage
 

@@ -68,7 +68,10 @@ class WebHdfsStorage:
         return st is not None and st.get("type") == "DIRECTORY"
 
     def read_text(self, path: str) -> str:
-        return bytes(self._call("GET", path, "OPEN")).decode("utf-8")
+        return self.read_bytes(path).decode("utf-8")
+
+    def read_bytes(self, path: str) -> bytes:
+        return bytes(self._call("GET", path, "OPEN"))
 
     def _create(self, path: str, data: bytes) -> None:
         loc = json.loads(self._call("PUT", path, "CREATE", overwrite="true",

@@ -39,8 +39,11 @@ def test_whole_file_round_trip_replace_list_and_delete(backend: tuple[Storage, s
     assert not st.exists(f) and st.list(join(root, "a")) == [] and st.size_under(root) == 0
     with pytest.raises(FileNotFoundError):
         st.read_text(f)
+    with pytest.raises(FileNotFoundError):
+        st.read_bytes(f)
     st.write_text(f, '{"v": "ü"}')  # parents are created
     assert st.read_text(f) == '{"v": "ü"}' and st.exists(f) and not st.is_dir(f)
+    assert st.read_bytes(f) == '{"v": "ü"}'.encode()
     assert st.is_dir(join(root, "a", "b"))
     st.write_text(f, "second")  # replaced as a whole, no temporary file left beside it
     assert st.read_text(f) == "second"
