@@ -67,7 +67,7 @@ def _hash(k, s, mask):
     return h & mask
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def h_find(hk, hs, hv, hst, k, s):
     """Row of window (k, s), or -1."""
     mask = len(hk) - 1
@@ -81,7 +81,7 @@ def h_find(hk, hs, hv, hst, k, s):
         i = (i + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def h_insert(hk, hs, hv, hst, k, s, row):
     """Insert (k, s) -> row; the caller knows (k, s) is absent and the table has room."""
     mask = len(hk) - 1
@@ -94,7 +94,7 @@ def h_insert(hk, hs, hv, hst, k, s, row):
     hst[i] = H_USED
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def h_delete(hk, hs, hv, hst, k, s):
     mask = len(hk) - 1
     i = _hash(k, s, mask)
@@ -127,7 +127,7 @@ def _less(ak, ai, af, bk, bi, bf):
     return x < y
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_value(fns, acc_i, acc_f, acc_k, acc_n, row, vi, vf, visf, vvalid, r):
     for a in range(len(fns)):
         fn = fns[a]
@@ -163,7 +163,7 @@ def _add_value(fns, acc_i, acc_f, acc_k, acc_n, row, vi, vf, visf, vvalid, r):
                 acc_f[row, a] = vf[r, a]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _write_values(fns, acc_i, acc_f, acc_k, acc_n, row, ok, oi, of, o):
     """The pane values of window ``row`` into output row ``o``."""
     for a in range(len(fns)):
@@ -192,7 +192,7 @@ def _write_values(fns, acc_i, acc_f, acc_k, acc_n, row, ok, oi, of, o):
             of[o, a] = acc_f[row, a]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
           row, timing, is_last, wm, out_i, ok, oi, of, o):
     """``Firing._emit``: the retraction of the window's last pane (retracting mode), then its
@@ -239,7 +239,7 @@ def _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
     return o
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                  hk, hs, hv, hst, row, wm, out_i, ok, oi, of, o):
     """``Firing._fire_window`` for count triggers at watermark ``wm`` (``INT64_MAX`` once the
@@ -279,13 +279,20 @@ def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
 @njit(cache=True)
 def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                   wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f, n_rows,
-                  hk, hs, hv, hst, out_i, ok, oi, of, acc_late):
+                  hk, hs, hv, hst, out_i, ok, oi, of, acc_late, r0, o, na, h_fill, kcache):
     """One arrival unit, records in arrival order, all judged against ``wm0`` (the global
     watermark from before the unit): each record's late lines (by window start), then, with
     a count trigger, the panes its windows fire (by window start). ``acc_late`` receives one
-    row (key, start) per accepted-late (record, window). The caller made room for every row
-    this can add. Returns (rows in use, output rows, accepted-late rows, min close of the
-    windows created)."""
+    row (key, start) per accepted-late (record, window). The output buffers have room for
+    every row the unit can add; the window table and the hash table may not: the kernel stops
+    before a record that might not fit, and the caller makes room and resumes from there
+    (``r0``, ``o``, ``na``, ``h_fill``: where it stopped). Returns (next record, rows in use,
+    output rows, accepted-late rows, min close of the windows created, hash slots in use).
+
+    ``kcache[key, slot]`` remembers the row a key last used for each of its window slots
+    (window number modulo windows per record): most records of a key land in the windows
+    its previous record used, found without a hash probe (the hash table is the cold,
+    cache-missing part of the loop)."""
     wtype = p[P_WTYPE]
     size = p[P_SIZE]
     step = p[P_STEP]
@@ -293,12 +300,14 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
     al = p[P_AL]
     event_basis = p[P_EVENT_BASIS]
     step_firing = p[P_STEP_FIRING]
-    o = 0
-    na = 0
     min_close = INT64_MAX
-    touched = np.empty(max(1, (size + step - 1) // step if wtype == WT_HOPPING else 1),
-                       dtype=np.int64)
-    for r in range(len(codes)):
+    wpr = max(1, (size + step - 1) // step if wtype == WT_HOPPING else 1)
+    touched = np.empty(wpr, dtype=np.int64)
+    cap_rows = wi.shape[0]
+    h_limit = len(hk) // 2
+    for r in range(r0, len(codes)):
+        if n_rows + wpr > cap_rows or h_fill + wpr > h_limit:
+            return r, n_rows, o, na, min_close, h_fill
         k = codes[r]
         t = times[r]
         if wtype == WT_TUMBLING:
@@ -329,7 +338,11 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
         for j in range(n_w):
             s = first_s + j * st
             close = INT64_MAX if wtype == WT_GLOBAL else s + size
-            row = h_find(hk, hs, hv, hst, k, s)
+            slot = 0 if wtype == WT_GLOBAL else ((s - align) // st) % wpr
+            row = kcache[k, slot]
+            if not (row >= 0 and row < n_rows and wb[row, B_LIVE] and wi[row, C_KEY] == k
+                    and wi[row, C_START] == s):
+                row = h_find(hk, hs, hv, hst, k, s)
             if row < 0:
                 if wm0 >= _sat_add(close, al):
                     out_i[o, O_KIND] = OUT_LATE
@@ -359,8 +372,10 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                     acc_k[row, a] = 0
                     acc_n[row, a] = 0
                 h_insert(hk, hs, hv, hst, k, s, row)
+                h_fill += 1
                 if close < min_close:
                     min_close = close
+            kcache[k, slot] = row
             _add_value(fns, acc_i, acc_f, acc_k, acc_n, row, vi, vf, visf, vvalid, r)
             wi[row, C_ELEMENTS] += 1
             wi[row, C_PENDING] += 1
@@ -380,7 +395,7 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                 if wb[row, B_LIVE]:
                     o = _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i,
                                      lp_f, hk, hs, hv, hst, row, wm0, out_i, ok, oi, of, o)
-    return n_rows, o, na, min_close
+    return len(codes), n_rows, o, na, min_close, h_fill
 
 
 @njit(cache=True)

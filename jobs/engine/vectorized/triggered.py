@@ -18,6 +18,7 @@ hands over to the general engine with the converted state, for good.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from jobs.engine.errors import EngineError
 from jobs.engine.records import Emission, LateRecord, RecordBatch, make_pane
 from jobs.engine.state import NO_START, EngineState, KeyState, WindowState
 from jobs.engine.vectorized import trigger_kernels
+from jobs.engine.vectorized.columns import _no_gc, _value_dicts
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.values import EXACT_FLOAT_INT, Unsupported, null_mask, numeric_column
 
@@ -40,6 +42,7 @@ K: Any = trigger_kernels
 TRIGGERED_FNS = {"count": None, "sum": K.F_SUM, "mean": K.F_MEAN, "min": K.F_MIN,
                  "max": K.F_MAX}
 TIMING_NAMES = ("EARLY", "ON_TIME", "LATE")
+_TIMINGS = np.array(TIMING_NAMES, dtype=object)
 REASONS = ("expired", "before_watermark")
 SUM_LIMIT = 2**62
 """Running bound on |integer inputs| summed: below it no int64 sum can overflow."""
@@ -155,6 +158,8 @@ class TriggeredEngine:
 
     def _alloc(self, cap: int) -> None:
         a = max(1, len(self._fns))
+        self.kcache = np.full((0, self._wpr), -1, dtype=np.int64)
+        """Row a key last used per window slot (a hint checked against the row)."""
         self.n_rows = 0
         self.wi = np.zeros((cap, K.N_INT_COLS), dtype=np.int64)
         self.wb = np.zeros((cap, K.N_FLAGS), dtype=np.bool_)
@@ -193,6 +198,7 @@ class TriggeredEngine:
                     kept = arr[:n][live]
                     arr[:n_live] = kept
                 self.n_rows = n = n_live
+                self.kcache.fill(-1)  # row numbers moved
             need = n + new_rows
             if need > cap:
                 new_cap = max(need, 2 * cap)
@@ -257,22 +263,29 @@ class TriggeredEngine:
             grown = np.full(len(self.keys), K.INT64_MIN, dtype=np.int64)
             grown[: len(self.key_max_t)] = self.key_max_t
             self.key_max_t = grown
+        if len(self.kcache) < len(self.keys):
+            cache = np.full((max(len(self.keys), 2 * len(self.kcache)), self._wpr), -1,
+                            dtype=np.int64)
+            cache[: len(self.kcache)] = self.kcache
+            self.kcache = cache
         t = batch.event_times
         cells = n * self._wpr
-        self._reserve(cells)
         out_i = np.empty((2 * cells, K.N_OUT_COLS), dtype=np.int64)
         a = vi.shape[1]
         ok = np.empty((2 * cells, a), dtype=np.int8)
         oi = np.empty((2 * cells, a), dtype=np.int64)
         of = np.empty((2 * cells, a), dtype=np.float64)
         acc_late = np.empty((cells, 2), dtype=np.int64)
-        rows_before = self.n_rows
-        n_rows, n_out, n_acc, min_close = K.ingest_kernel(
-            self._p, self._fns, codes, t, vi, vf, visf, vvalid, self.wm, *self._table_args(),
-            self.n_rows, self.hk, self.hs, self.hv, self.hst, out_i, ok, oi, of, acc_late)
-        self.n_rows = int(n_rows)
-        self._h_fill += self.n_rows - rows_before
-        self._next_deadline = min(self._next_deadline, int(min_close))
+        r = n_out = n_acc = 0
+        while r < n:  # once, unless the window table or its hash table must grow
+            r, n_rows, n_out, n_acc, min_close, h_fill = K.ingest_kernel(
+                self._p, self._fns, codes, t, vi, vf, visf, vvalid, self.wm,
+                *self._table_args(), self.n_rows, self.hk, self.hs, self.hv, self.hst,
+                out_i, ok, oi, of, acc_late, r, n_out, n_acc, self._h_fill, self.kcache)
+            self.n_rows, self._h_fill = int(n_rows), int(h_fill)
+            self._next_deadline = min(self._next_deadline, int(min_close))
+            if r < n:
+                self._reserve(max(1024 * self._wpr, self.n_rows))
         self.seq += n
         np.maximum.at(self.key_max_t, codes, t)
         tmax = int(t.max())
@@ -432,46 +445,60 @@ class TriggeredEngine:
 
     def _emissions(self, out_i: I64, ok: NDArray[np.int8], oi: I64, of: NDArray[np.float64],
                    n: int, batch: RecordBatch | None) -> list[Emission]:
-        """The output rows as ``Pane`` / ``LateRecord`` objects (dropped pairs are counted)."""
+        """The output rows as ``Pane`` / ``LateRecord`` objects (dropped pairs are counted).
+        Every field is turned into a Python list by numpy first; the one loop left builds
+        the objects (per pane and late record, not per input record)."""
         if n == 0:
             return []
         rows = out_i[:n]
-        kinds = rows[:, K.O_KIND].tolist()
-        keys = self.keys.values
-        codes = rows[:, K.O_KEY].tolist()
-        starts = rows[:, K.O_START].tolist()
-        is_global = self._wtype == K.WT_GLOBAL
-        size = self._size
-        now = self.processing_time
-        names = self._names
+        codes = rows[:, K.O_KEY]
+        keys = self.keys.object_array()[codes].tolist()
+        if self._wtype == K.WT_GLOBAL:
+            ws: list[Any] = [None] * n
+            we: list[Any] = ws
+        else:
+            ws = rows[:, K.O_START].tolist()
+            we = (rows[:, K.O_START] + self._size).tolist()
+        index = rows[:, K.O_INDEX]
+        wm = rows[:, K.O_WM]
+        wm_obj = wm.astype(object)
+        wm_obj[(wm == K.INT64_MIN) | (wm == K.INT64_MAX)] = None
         cols = self._values(ok[:n], oi[:n], of[:n])
-        timing = rows[:, K.O_TIMING].tolist()
-        index = rows[:, K.O_INDEX].tolist()
-        last = rows[:, K.O_LAST].tolist()
-        retr = rows[:, K.O_RETRACTION].tolist()
-        wms = rows[:, K.O_WM].tolist()
-        recs = rows[:, K.O_REC].tolist()
-        reasons = rows[:, K.O_REASON].tolist()
-        times = batch.event_times.tolist() if batch is not None else []
-        records = batch.records if batch is not None else None
-        out: list[Emission] = []
-        for j in range(n):
-            code = codes[j]
-            s = starts[j]
-            ws, we = (None, None) if is_global else (s, s + size)
-            if kinds[j] == K.OUT_LATE:
-                r = recs[j]
-                out.append(LateRecord(keys[code], times[r], ws, we, REASONS[reasons[j]],  # type: ignore[arg-type]
-                                      records[r] if records is not None else None))
-                self._count_late(code, s, 0, 1)
-                continue
-            wm = wms[j]
-            out.append(make_pane(
-                keys[code], ws, we, TIMING_NAMES[timing[j]], index[j],  # type: ignore[arg-type]
-                index[j] == 0, bool(last[j]), bool(retr[j]),
-                {name: c[j] for name, c in zip(names, cols, strict=True)}, now,
-                None if wm in (K.INT64_MIN, K.INT64_MAX) else wm))
-        return out
+        values = _value_dicts(self._names, cols) if cols else [{} for _ in range(n)]
+        now = self.processing_time
+        is_pane = rows[:, K.O_KIND] == K.OUT_PANE
+        tcodes = np.where(is_pane, rows[:, K.O_TIMING], 0)  # late rows leave it unset
+        with _no_gc():
+            if bool(is_pane.all()):
+                return list(map(
+                    make_pane, keys, ws, we, _TIMINGS[tcodes].tolist(),
+                    index.tolist(), (index == 0).tolist(), rows[:, K.O_LAST].astype(bool).tolist(),
+                    rows[:, K.O_RETRACTION].astype(bool).tolist(), values, repeat(now, n),
+                    wm_obj.tolist()))
+            out: list[Emission] = []
+            timing = _TIMINGS[tcodes].tolist()
+            idx = index.tolist()
+            last = rows[:, K.O_LAST].astype(bool).tolist()
+            retr = rows[:, K.O_RETRACTION].astype(bool).tolist()
+            wms = wm_obj.tolist()
+            kinds = is_pane.tolist()
+            recs = rows[:, K.O_REC].tolist()
+            reasons = rows[:, K.O_REASON].tolist()
+            code_l = codes.tolist()
+            starts = rows[:, K.O_START].tolist()
+            times = batch.event_times.tolist() if batch is not None else []
+            records = batch.records if batch is not None else None
+            for j in range(n):
+                if not kinds[j]:
+                    r = recs[j]
+                    out.append(LateRecord(
+                        keys[j], times[r], ws[j], we[j], REASONS[reasons[j]],  # type: ignore[arg-type]
+                        records[r] if records is not None else None))
+                    self._count_late(code_l[j], starts[j], 0, 1)
+                    continue
+                out.append(make_pane(keys[j], ws[j], we[j], timing[j], idx[j], idx[j] == 0,
+                                     last[j], retr[j], values[j], now, wms[j]))
+            return out
 
     # ------------------------------------------------------------------ state conversion
 
