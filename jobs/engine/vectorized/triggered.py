@@ -146,6 +146,7 @@ class TriggeredEngine:
         self._alloc(64)
         self.general: Engine | None = None
         """Set once the engine handed over to the general engine."""
+        self.handed_over_because: str | None = None
         if state is not None:
             if isinstance(state, dict):
                 state = EngineState.restore(state)
