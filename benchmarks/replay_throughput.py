@@ -70,6 +70,7 @@ from jobs.engine.kernels import SessionKernelEngine  # noqa: E402
 from jobs.engine.kernels import qualifies as kernel_qualifies  # noqa: E402
 from jobs.engine.records import RecordBatch  # noqa: E402
 from jobs.engine.vectorized import VectorizedEngine, qualifies  # noqa: E402
+from jobs.engine.vectorized.triggered import TriggeredEngine, qualifies_triggered  # noqa: E402
 
 MIN = 60_000
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -106,13 +107,39 @@ def definition(case: str) -> Definition:
                             on_time=True, late=LateTrigger("count", count=1)),
             **common,
         )
+    counted = Trigger(emit="custom", early=EarlyTrigger("count", count=100), on_time=True,
+                      late=LateTrigger("count", count=1))
+    if case == "tumbling_count_triggers_retracting":
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **common)
+    if case == "hopping_count_triggers_retracting":
+        return Definition(window=Window("hopping", size=20 * MIN, step=5 * MIN), trigger=counted,
+                          accumulation="retracting", **common)
+    if case == "tumbling_count_triggers_discarding":
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="discarding", **common)
+    if case == "tumbling_emit_current":
+        return Definition(window=Window("tumbling", size=15 * MIN),
+                          trigger=Trigger(emit="current"), **common)
     raise SystemExit(f"unknown case {case}")
 
 
 CASES = [
     "tumbling_final", "tumbling_final_4aggs", "hopping_final", "global_final",
     "session_final", "sliding_final", "tumbling_early_late",
+    # fixed windows with count triggers: the compiled TriggeredEngine
+    "tumbling_count_triggers_retracting", "hopping_count_triggers_retracting",
+    "tumbling_count_triggers_discarding", "tumbling_emit_current",
 ]
+
+
+def fast_engine(defn: Definition) -> Any:
+    """The fast engine ``make_engine`` picks for ``defn`` (None: the general engine runs)."""
+    if qualifies(defn):
+        return VectorizedEngine
+    if qualifies_triggered(defn):
+        return TriggeredEngine
+    return None
 
 
 def make_data(n: int, n_keys: int, batch: int, key_kind: str, seed: int = 7) -> list[RecordBatch]:
@@ -177,20 +204,20 @@ def run_case(case: str, engine_kind: str, n: int, n_keys: int, batch: int, key_k
              to_json: bool, repeats: int = 5) -> dict[str, Any]:
     defn = definition(case)
     batches = make_data(n, n_keys, batch, key_kind)
-    if engine_kind == "vectorized" and not qualifies(defn):
+    fast = fast_engine(defn)
+    if engine_kind == "vectorized" and fast is None:
         return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}
     if engine_kind == "kernels" and not kernel_qualifies(defn):
         return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}
-    cls: Any = {"vectorized": VectorizedEngine, "kernels": SessionKernelEngine}.get(
-        engine_kind, Engine)
-    if engine_kind == "kernels":
+    cls: Any = {"vectorized": fast, "kernels": SessionKernelEngine}.get(engine_kind, Engine)
+    if engine_kind in ("kernels", "vectorized") and cls is not VectorizedEngine:
         cls(defn).ingest(batches[0])  # compiled code loaded (numba's cache) before timing
     gc.collect()
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     best = best_wall = None
     counts: dict[str, int] = {}
     repeats = repeats if engine_kind != "general" else 1
-    columnar = engine_kind == "vectorized" and not to_json
+    columnar = engine_kind == "vectorized" and not to_json and hasattr(cls, "ingest_columns")
     col_best = col_wall = float("inf")
     col_counts: dict[str, int] = {}
     for _ in range(repeats):
@@ -226,7 +253,7 @@ def run_case(case: str, engine_kind: str, n: int, n_keys: int, batch: int, key_k
             "peak_traced_mb_columnar": round(col_traced / 2**20, 1),
         }
     return {
-        "case": case, "engine": engine_kind, "events": n, "keys": n_keys, "batch": batch,
+        "case": case, "engine": engine_kind, "engine_class": cls.__name__, "events": n, "keys": n_keys, "batch": batch,
         "key_type": key_kind, "to_json": to_json, "cpu_seconds": round(best, 4),
         "wall_seconds": round(best_wall, 4), "events_per_s": round(n / best),
         "load_avg_1m": round(os.getloadavg()[0], 2), "panes": counts["panes"], "late_records": counts["late"],
@@ -294,7 +321,7 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     plan: list[tuple[str, str, int, str, str]] = []
     for case in selected:
-        if qualifies(definition(case)) and "vectorized" in args.engines:
+        if fast_engine(definition(case)) is not None and "vectorized" in args.engines:
             for key_kind in ("str", "int"):
                 for tj in ("0", "1"):
                     plan.append((case, "vectorized", args.events, key_kind, tj))
@@ -305,6 +332,8 @@ def main() -> None:
                     plan.append((case, "kernels", args.events, key_kind, tj))
         cap = args.sliding_cap if case == "sliding_final" else args.general_cap
         n_general = args.events if qualifies(definition(case)) else min(args.events, cap)
+        if fast_engine(definition(case)) is TriggeredEngine:
+            n_general = min(args.events, args.general_cap)
         if "general" in args.engines:
             plan.append((case, "general", n_general, "str", "0"))
     for case, kind, n, key_kind, tj in plan:

@@ -53,11 +53,17 @@ def make_engine(
                 raise
         else:
             from jobs.engine.vectorized.engine import VectorizedState
+            from jobs.engine.vectorized.triggered import TriggeredEngine, qualifies_triggered
 
             # a vectorized state stays with its engine (it hands over to the general engine
             # by itself where the arrays cannot model the input)
             if vectorized or qualifies(defn) or isinstance(state, VectorizedState):
+                if not isinstance(state, VectorizedState) and qualifies_triggered(defn):
+                    # count triggers on fixed windows: compiled, general-engine state format
+                    return TriggeredEngine(defn, state=state, watermark=watermark)
                 return VectorizedEngine(defn, state=state, watermark=watermark)
+            if qualifies_triggered(defn):
+                return TriggeredEngine(defn, state=state, watermark=watermark)
     return Engine(defn, state=state, watermark=watermark)
 
 

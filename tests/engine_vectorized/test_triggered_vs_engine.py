@@ -1,0 +1,266 @@
+"""Differential tests: the compiled triggered engine (tumbling / hopping / global windows with
+early count, on-time and late count firings) must be indistinguishable from the general engine
+on every definition it is picked for: the same panes (retractions included), late lines and
+``emitted_at`` in the same order, the same late counts, open windows, watermark and max event
+time after every arrival unit, across a snapshot/restore (through JSON) in the middle, across
+a hand-over to the general engine, under an externally driven watermark, and through replay
+in every arrival mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from jobs.definition import load_definition
+from jobs.definition.model import (
+    INFINITE,
+    Definition,
+    EarlyTrigger,
+    LateTrigger,
+    Trigger,
+    Watermark,
+)
+from jobs.engine import make_engine
+from jobs.engine.arrival import Arrival
+from jobs.engine.engine import Engine
+from jobs.engine.state import EngineState
+from jobs.engine.vectorized.triggered import TriggeredEngine, qualifies_triggered
+from jobs.replay import replay_lines
+from tests.engine_vectorized.strategies import Instant, definitions, instants, record_of
+from tests.engine_vectorized.test_vs_engine import observe, odd_instants
+from tests.engine_vectorized.test_vs_reference import batch_of, canon
+
+COUNTS = st.integers(1, 3)
+
+
+@st.composite
+def triggers(draw: st.DrawFn) -> Trigger:
+    if draw(st.integers(0, 4)) == 0:
+        return Trigger(emit="current")
+    early = draw(st.one_of(st.none(), COUNTS.map(lambda n: EarlyTrigger("count", count=n))))
+    late = draw(st.one_of(st.none(), COUNTS.map(lambda n: LateTrigger("count", count=n))))
+    return Trigger(emit="custom", early=early, on_time=draw(st.booleans()), late=late)
+
+
+@st.composite
+def triggered_definitions(draw: st.DrawFn) -> Definition:
+    base = draw(definitions())
+    return Definition(
+        name=base.name, window=base.window, aggregations=base.aggregations, key=base.key,
+        event_time=base.event_time,
+        watermark=Watermark(delay=base.watermark.delay),  # global scope
+        allowed_lateness=base.allowed_lateness, lateness_basis=base.lateness_basis,
+        trigger=draw(triggers()), accumulation=base.accumulation,
+    )
+
+
+def run(defn: Definition, insts: list[Instant], restore_at: int | None, triggered: bool
+        ) -> tuple[list[str], list[dict[str, Any]]]:
+    eng: Any = TriggeredEngine(defn) if triggered else Engine(defn)
+    out: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
+    for i, inst in enumerate(insts):
+        if triggered and i == restore_at:
+            snap = json.loads(json.dumps(eng.state.snapshot()))
+            eng = make_engine(defn, EngineState.restore(snap))
+            assert isinstance(eng, TriggeredEngine)
+        out.extend(e.to_json() for e in eng.ingest(batch_of(defn, inst)))
+        seen.append(observe(eng))
+    out.extend(e.to_json() for e in eng.end_of_input())
+    seen.append(observe(eng))
+    return canon(out), seen
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=triggered_definitions(), insts=instants(), data=st.data())
+def test_same_observable_behaviour_as_general_engine(
+    defn: Definition, insts: list[Instant], data: st.DataObject
+) -> None:
+    assert qualifies_triggered(defn)
+    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
+    t_out, t_seen = run(defn, insts, restore_at, triggered=True)
+    g_out, g_seen = run(defn, insts, None, triggered=False)
+    assert t_out == g_out
+    assert t_seen == g_seen
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=triggered_definitions(), data=st.data())
+def test_hand_over_to_general_engine_keeps_output_identical(
+    defn: Definition, data: st.DataObject
+) -> None:
+    """Strings, booleans and huge ints make the engine hand its state to the general engine
+    mid-stream; nothing observable may change."""
+    insts = data.draw(odd_instants(defn))
+    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
+    t_out, t_seen = run(defn, insts, restore_at, triggered=True)
+    g_out, g_seen = run(defn, insts, None, triggered=False)
+    assert t_out == g_out
+    assert t_seen == g_seen
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=triggered_definitions(), insts=instants(), data=st.data())
+def test_externally_driven_watermark_matches_general_engine(
+    defn: Definition, insts: list[Instant], data: st.DataObject
+) -> None:
+    """The Spark host's mode: ingest never moves the watermark, advance_watermark does."""
+    marks = [data.draw(st.one_of(st.none(), st.integers(-30, 150))) for _ in insts]
+    results = []
+    for cls in (TriggeredEngine, Engine):
+        eng: Any = cls(defn, watermark="external")
+        out: list[dict[str, Any]] = []
+        seen = []
+        for inst, mark in zip(insts, marks, strict=True):
+            out.extend(e.to_json() for e in eng.ingest(batch_of(defn, inst)))
+            if mark is not None:
+                out.extend(e.to_json() for e in eng.advance_watermark(mark))
+            seen.append(observe(eng))
+        out.extend(e.to_json() for e in eng.end_of_input())
+        results.append((canon(out), seen))
+    assert results[0] == results[1]
+
+
+def _lines(insts: list[Instant]) -> list[str]:
+    lines = []
+    for inst in insts:
+        lines.append(json.dumps({"$processing_time": inst.processing_time}))
+        lines.extend(json.dumps(record_of(r)) for r in inst.rows)
+    return lines
+
+
+def _replay_definition(defn: Definition) -> Definition:
+    """``defn`` reading the replay records' fields (``x`` for every aggregation input)."""
+    raw: dict[str, Any] = {
+        "name": "replay", "key": "k", "event_time": "t",
+        "window": {"type": defn.window.type},
+        "aggregations": [
+            {"name": a.name, "fn": a.fn, **({"of": "x"} if a.of is not None else {})}
+            for a in defn.aggregations
+        ],
+        "watermark": {"delay": defn.watermark.delay},
+        "allowed_lateness": defn.allowed_lateness,
+        "lateness_basis": defn.lateness_basis,
+        "accumulation": defn.accumulation,
+    }
+    w = defn.window
+    if w.type != "global":
+        raw["window"].update({"size": w.size, "align_to": w.align_to})
+        if w.type == "hopping":
+            raw["window"]["step"] = w.step
+    t = defn.trigger
+    if t.emit == "current":
+        raw["trigger"] = {"emit": "current"}
+    else:
+        trig: dict[str, Any] = {"emit": "custom", "on_time": t.on_time}
+        if t.early is not None:
+            trig["early"] = {"count": t.early.count}
+        if t.late is not None:
+            trig["late"] = {"count": t.late.count}
+        raw["trigger"] = trig
+    return load_definition(_millis(raw))
+
+
+def _millis(raw: dict[str, Any]) -> dict[str, Any]:
+    """Durations in the definition format (integer milliseconds, or ``infinite``)."""
+    def dur(v: int) -> int | str:
+        return "infinite" if v >= INFINITE else v
+    raw["watermark"]["delay"] = dur(raw["watermark"]["delay"])
+    raw["allowed_lateness"] = dur(raw["allowed_lateness"])
+    return raw
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=triggered_definitions(), insts=instants(),
+       arrival=st.sampled_from(["record", "batch", "batch:1", "batch:3"]))
+def test_replay_in_every_arrival_mode_equals_general(
+    defn: Definition, insts: list[Instant], arrival: str
+) -> None:
+    t = defn.trigger
+    # a custom trigger that never fires is not a valid definition
+    assume(t.emit == "current" or t.early is not None or t.on_time or t.late is not None)
+    rdefn = _replay_definition(defn)
+    assert qualifies_triggered(rdefn)
+    lines = _lines(insts)
+    mode = Arrival.parse(arrival)
+    auto = list(replay_lines(rdefn, lines, engine="auto", arrival=mode))
+    general = list(replay_lines(rdefn, lines, engine="general", arrival=mode))
+    assert canon(auto) == canon(general)
+
+
+ROOT = Path(__file__).resolve().parents[1] / "transcripts"
+
+
+def _qualifying_transcripts() -> list[tuple[str, Definition, dict[str, Any]]]:
+    out = []
+    for f in sorted(ROOT.glob("**/*.yaml")):
+        doc = yaml.safe_load(f.read_text())
+        if not isinstance(doc, dict) or "definition" not in doc:
+            continue
+        try:
+            defn = load_definition({"name": "transcript", **doc["definition"]})
+        except Exception:  # transcripts about invalid definitions
+            continue
+        if qualifies_triggered(defn):
+            out.append((str(f.relative_to(ROOT)), defn, doc))
+    return out
+
+
+TRANSCRIPTS = _qualifying_transcripts()
+
+
+def test_some_transcripts_pick_the_triggered_engine() -> None:
+    assert len(TRANSCRIPTS) >= 5
+
+
+@pytest.mark.parametrize(("name", "defn", "doc"), TRANSCRIPTS, ids=[c[0] for c in TRANSCRIPTS])
+def test_transcript_replay_equals_general(name: str, defn: Definition, doc: dict[str, Any]
+                                          ) -> None:
+    lines = [json.dumps(x, default=str) for x in doc["input"]]
+    eof = doc.get("eof_flush", True)
+    arrival = Arrival.parse(str(doc.get("arrival", "record")))
+    general = list(replay_lines(defn, lines, eof_flush=eof, engine="general", arrival=arrival))
+    auto = list(replay_lines(defn, lines, eof_flush=eof, engine="auto", arrival=arrival))
+    assert auto == general
+
+
+def test_make_engine_picks_triggered_only_where_exact() -> None:
+    base = {"name": "d", "key": "k", "event_time": "t",
+            "window": {"type": "tumbling", "size": "1m"},
+            "aggregations": [{"name": "n", "fn": "count"}]}
+    picked = load_definition({**base, "trigger": {"emit": "custom", "early": {"count": 10}}})
+    assert isinstance(make_engine(picked), TriggeredEngine)
+    timers = load_definition({**base, "trigger": {"emit": "custom", "early": {"after": "1s"}}})
+    assert isinstance(make_engine(timers), Engine)
+    key_scope = load_definition({**base, "trigger": {"emit": "current"},
+                                 "watermark": {"delay": "1s", "scope": "key"}})
+    assert isinstance(make_engine(key_scope), Engine)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=triggered_definitions(), insts=instants(), data=st.data())
+def test_resumes_a_checkpoint_the_general_engine_wrote(
+    defn: Definition, insts: list[Instant], data: st.DataObject
+) -> None:
+    """A store written by the general engine (the engine path before this engine existed)
+    restores into the triggered engine and continues exactly as the general engine would."""
+    cut = data.draw(st.integers(0, len(insts)))
+    results = []
+    for switch in (True, False):
+        eng: Any = Engine(defn)
+        out: list[dict[str, Any]] = []
+        for i, inst in enumerate(insts):
+            if switch and i == cut:
+                snap = json.loads(json.dumps(eng.state.snapshot()))
+                eng = make_engine(defn, EngineState.restore(snap))
+                assert isinstance(eng, TriggeredEngine)
+            out.extend(e.to_json() for e in eng.ingest(batch_of(defn, inst)))
+        out.extend(e.to_json() for e in eng.end_of_input())
+        results.append((canon(out), observe(eng)))
+    assert results[0] == results[1]
