@@ -1,13 +1,22 @@
-"""``python -m jobs.engine.kernels``: compile the kernels into numba's cache (``make
+"""``python -m jobs.engine.kernels``: compile every numba kernel (session and triggered fixed
+windows) into numba's cache (``make
 install`` runs it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from jobs.definition.model import Aggregation, Definition, Trigger, Window
+from jobs.definition.model import (
+    Aggregation,
+    Definition,
+    EarlyTrigger,
+    LateTrigger,
+    Trigger,
+    Window,
+)
 from jobs.engine.kernels.session import SessionKernelEngine
 from jobs.engine.records import RecordBatch
+from jobs.engine.vectorized.triggered import TriggeredEngine
 
 
 def warm() -> int:
@@ -20,7 +29,23 @@ def warm() -> int:
     eng = SessionKernelEngine(defn)
     out = eng.ingest(RecordBatch(keys=["a", "b"], event_times=np.array([1, 30]),
                                  columns={"s": [1, 2.5]}, processing_time=1))
-    return len(out) + len(eng.end_of_input())
+    n = len(out) + len(eng.end_of_input())
+    for accumulation in ("discarding", "accumulating", "retracting"):
+        fixed = Definition(
+            name="warm", key="k", event_time="t", window=Window("tumbling", size=10),
+            aggregations=(Aggregation("n", "count"), Aggregation("s", "sum", "x"),
+                          Aggregation("lo", "min", "x")),
+            trigger=Trigger(emit="custom", early=EarlyTrigger("count", count=1),
+                            late=LateTrigger("count", count=1)),
+            accumulation=accumulation,
+        )
+        for values in ([1, 2], [1.5, 2.5]):
+            teng = TriggeredEngine(fixed)
+            n += len(teng.ingest(RecordBatch(keys=["a", "b"], event_times=np.array([1, 30]),
+                                             columns={"s": values, "lo": values},
+                                             processing_time=1)))
+            n += len(teng.end_of_input())
+    return n
 
 
 if __name__ == "__main__":
