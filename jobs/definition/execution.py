@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Literal
 
 from jobs.definition.model import INFINITE, Definition
+from jobs.definition.windows import KINDS, kind_class
 
 ExecutionPath = Literal["native", "engine"]
 SparkStateKind = Literal["native", "engine", "engine+clock"]
@@ -46,9 +47,9 @@ NATIVE_FNS = frozenset({"count", "sum", "min", "max", "mean"})
 def native_reasons(defn: Definition) -> tuple[str, ...]:
     """Why the definition cannot run on Spark's native aggregation (empty: it can)."""
     reasons: list[str] = []
-    w = defn.window
-    if w.type not in ("tumbling", "hopping"):
-        reasons.append(f"window.type {w.type} (native: tumbling, hopping)")
+    if not kind_class(defn.window.type).spark_native:
+        native = ", ".join(t for t, k in KINDS.items() if k.spark_native)
+        reasons.append(f"window.type {defn.window.type} (native: {native})")
     if defn.trigger.emit != "final":
         reasons.append(f"trigger.emit {defn.trigger.emit} (native: final)")
     wm = defn.watermark
