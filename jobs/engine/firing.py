@@ -61,7 +61,7 @@ class Firing(EngineCore):
                 end = w.end if w.end is not None else POS_INF
                 groups.append(((end, kj, wid), g))
         for kj, ks in visited.items():
-            if self._wtype == "sliding" and ks.records:
+            if self._sliding and ks.records:
                 self._prune_records(ks, self._wm(ks))
             if not ks.windows and not ks.records and not self._key_scope and not (
                 ks.late_accepted or ks.late_dropped

@@ -34,6 +34,8 @@ class WindowParam:
     milliseconds, optional (default 0, 1970-01-01T00:00Z)."""
     label: str
     """What a form shows next to the field."""
+    help: str
+    """A form's help text for the field."""
 
     @property
     def field(self) -> str:
@@ -44,10 +46,12 @@ class WindowParam:
         return self.unit == "duration"
 
 
-SIZE = WindowParam("size", "duration", "Size")
-STEP = WindowParam("step", "duration", "Step (hop)")
-GAP = WindowParam("gap", "duration", "Gap")
-ALIGN_TO = WindowParam("align_to", "instant", "Align to (ISO-8601 UTC, blank = 1970)")
+DURATION_HELP = "250ms, 10s, 2m, 1h, 1d, PT2M or milliseconds"
+SIZE = WindowParam("size", "duration", "Size", DURATION_HELP)
+STEP = WindowParam("step", "duration", "Step", f"hopping step, 0 < step <= size ({DURATION_HELP})")
+GAP = WindowParam("gap", "duration", "Gap", f"session gap ({DURATION_HELP})")
+ALIGN_TO = WindowParam("align_to", "instant", "Align to",
+                       "ISO-8601 UTC instant that window starts align to (default 1970-01-01)")
 
 
 class WindowKind(ABC):
@@ -65,6 +69,8 @@ class WindowKind(ABC):
     bounds_from_records: ClassVar[bool]
     """The window's bounds depend on the records it holds (sessions, sliding windows): output
     shows where it currently starts and ends."""
+    note: ClassVar[str] = ""
+    """What a form says about the kind beside its parameters (empty: nothing)."""
 
     @classmethod
     def cross_field_problems(cls, values: Mapping[ParamName, int]) -> list[FieldError]:

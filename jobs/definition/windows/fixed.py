@@ -9,6 +9,7 @@ micro-batch). ``jobs/spark/jvm/.../Gate.java`` computes the same starts in the J
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,12 +36,25 @@ class FixedStarts:
         a, st = self.align_to_ms, self.step_ms
         return a + ((t - a) // st) * st
 
+    def first_start(self, t: int) -> int:
+        """Start of the earliest window holding ``t``: the window after the latest one that
+        holds ``t - size``."""
+        return self.last_start(t - self.size_ms) + self.step_ms
+
     def starts(self, t: int) -> list[int]:
         """Every start with ``start <= t < start + size``, ascending."""
+        return list(range(self.first_start(t), self.last_start(t) + 1, self.step_ms))
+
+    def last_starts(self, ts: Sequence[int]) -> list[int]:
+        """:meth:`last_start` of each instant (one call per batch: the engine's hot path)."""
         a, st = self.align_to_ms, self.step_ms
-        last_k = (t - a) // st
-        first_k = (t - self.size_ms - a) // st + 1
-        return [a + k * st for k in range(first_k, last_k + 1)]
+        return [a + ((t - a) // st) * st for t in ts]
+
+    def first_starts(self, ts: Sequence[int]) -> list[int]:
+        """:meth:`first_start` of each instant; a record at ``ts[i]`` is in the windows
+        ``range(first_starts[i], last_starts[i] + 1, step_ms)``."""
+        a, st, size = self.align_to_ms, self.step_ms, self.size_ms
+        return [a + ((t - size - a) // st + 1) * st for t in ts]
 
     def last_start_array(self, t: I64) -> I64:
         """:meth:`last_start` of each element."""

@@ -17,6 +17,7 @@ class Global(WindowKind):
     spark_native: ClassVar[bool] = False
     fixed_by_arithmetic: ClassVar[bool] = True
     bounds_from_records: ClassVar[bool] = False
+    note: ClassVar[str] = "The global window spans all of time: it closes only at the end of input."
 
     @classmethod
     def of(cls, window: Window) -> Global:
