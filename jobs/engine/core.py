@@ -108,10 +108,7 @@ class EngineCore:
         Spark host, global scope): each watermark the host hands in is a candidate base, taken
         at the engine's current processing time (see ``Engine.advance_watermark``)."""
         self._key_scope = self._bounded and wmd.scope == "key"
-        plan = self._plan
-        self._per_record_firing = self._key_scope or any(
-            part is not None and part.kind == "count" for part in (plan.early, plan.late)
-        )
+        self._per_record_firing = self._key_scope or self._plan.fires_on_count
         """Something can fire between two records of a key within one arrival unit (the key's
         own watermark moves, or a count trigger is due): the engine then fires after each
         record. Otherwise panes only fire when the unit ends, and a key's records can be
