@@ -25,6 +25,7 @@ import yaml
 from jobs.definition.durations import format_duration
 from jobs.definition.errors import FieldError
 from jobs.definition.model import PROCESSING, Definition
+from jobs.definition.windows import WINDOW_TYPES, kind_class, param_names
 from jobs.timeutil import ms_to_iso
 
 Model = dict[str, Any]
@@ -34,7 +35,7 @@ CHOICES: dict[str, list[str]] = {
     "source.format": ["json", "csv", "parquet"],
     "watermark.strategy": ["bounded", "source"],
     "watermark.scope": ["global", "key"],
-    "window.type": ["tumbling", "hopping", "sliding", "session", "global"],
+    "window.type": list(WINDOW_TYPES),
     "lateness_basis": ["window", "event"],
     "trigger.emit": ["final", "current", "custom"],
     "trigger.early.kind": ["none", "after", "every", "count"],
@@ -44,14 +45,9 @@ CHOICES: dict[str, list[str]] = {
     "fn": ["count", "sum", "min", "max", "mean", "first", "last", "collect", "count_distinct"],
 }
 
-WINDOW_PARAMS: dict[str, tuple[str, ...]] = {
-    "tumbling": ("size", "align_to"),
-    "hopping": ("size", "step", "align_to"),
-    "sliding": ("size",),
-    "session": ("gap",),
-    "global": (),
-}
-"""Which window parameters each window type takes (the form shows only these)."""
+WINDOW_PARAMS: dict[str, tuple[str, ...]] = {t: param_names(t) for t in WINDOW_TYPES}
+"""Which window parameters each window type takes (the form shows only these): the kinds'
+own lists (``jobs.definition.windows``)."""
 
 AGGS = "aggregations"
 
@@ -247,14 +243,12 @@ def raw_from_definition(defn: Definition) -> dict[str, Any]:
     }
     w = defn.window
     window: dict[str, Any] = {"type": w.type}
-    if w.size is not None:
-        window["size"] = _dur(w.size)
-    if w.step is not None:
-        window["step"] = _dur(w.step)
-    if w.gap is not None:
-        window["gap"] = _dur(w.gap)
-    if w.type in ("tumbling", "hopping") and w.align_to:
-        window["align_to"] = ms_to_iso(w.align_to)
+    for param in kind_class(w.type).params:
+        value = getattr(w, param.name)
+        if param.unit == "duration":
+            window[param.name] = _dur(value)
+        elif value:  # an instant: 1970 (the default) is left blank
+            window[param.name] = ms_to_iso(value)
     raw["window"] = window
     raw["allowed_lateness"] = _dur(defn.allowed_lateness)
     raw["lateness_basis"] = defn.lateness_basis

@@ -8,7 +8,7 @@ definition in its own right. Rules:
 * sorted keys, compact separators, UTF-8 (``ensure_ascii=False``);
 * every default filled in; durations and instants as ``int`` milliseconds, ``INFINITE`` as
   the string ``"infinite"``;
-* window parameters of other window types are left out (they do not exist for that type);
+* the window holds its type and that kind's parameters only (``jobs.definition.windows``);
 * the trigger keeps its shorthand as written (``{"emit": "final"}``); only ``custom`` lists
   ``early``, ``on_time`` and ``late`` (``false`` where there is none, so the ``late`` default
   is not re-applied on reload);
@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from jobs.definition.model import INFINITE, Definition, EarlyTrigger, LateTrigger, Sink, Source
+from jobs.definition.windows import window_kind
 
 
 def _ms(value: int) -> int | str:
@@ -68,16 +69,7 @@ def _sink(sink: Sink) -> dict[str, Any]:
 
 def to_canonical(defn: Definition) -> dict[str, Any]:
     """The canonical mapping (JSON types only)."""
-    w = defn.window
-    window: dict[str, Any] = {"type": w.type}
-    if w.type in ("tumbling", "hopping", "sliding"):
-        window["size"] = w.size
-    if w.type == "hopping":
-        window["step"] = w.step
-    if w.type == "session":
-        window["gap"] = w.gap
-    if w.type in ("tumbling", "hopping"):
-        window["align_to"] = w.align_to
+    window = window_kind(defn.window).canonical()
     t = defn.trigger
     trigger: dict[str, Any] = {"emit": t.emit}
     if t.emit == "custom":

@@ -34,6 +34,8 @@ from __future__ import annotations
 from typing import Literal
 
 from jobs.definition.model import INFINITE, Definition
+from jobs.definition.trigger import effective_trigger
+from jobs.definition.windows import KINDS, kind_class
 
 ExecutionPath = Literal["native", "engine"]
 SparkStateKind = Literal["native", "engine", "engine+clock"]
@@ -46,11 +48,12 @@ NATIVE_FNS = frozenset({"count", "sum", "min", "max", "mean"})
 def native_reasons(defn: Definition) -> tuple[str, ...]:
     """Why the definition cannot run on Spark's native aggregation (empty: it can)."""
     reasons: list[str] = []
-    w = defn.window
-    if w.type not in ("tumbling", "hopping"):
-        reasons.append(f"window.type {w.type} (native: tumbling, hopping)")
-    if defn.trigger.emit != "final":
-        reasons.append(f"trigger.emit {defn.trigger.emit} (native: final)")
+    if not kind_class(defn.window.type).spark_native:
+        native = ", ".join(t for t, k in KINDS.items() if k.spark_native)
+        reasons.append(f"window.type {defn.window.type} (native: {native})")
+    trigger = effective_trigger(defn)
+    if not trigger.at_expiry:  # Spark's append mode emits each window once, at expiry
+        reasons.append(f"trigger.emit {trigger.emit} (native: final)")
     wm = defn.watermark
     if wm.strategy != "bounded" or wm.scope != "global" or wm.idle_advance:
         reasons.append("watermark (native: bounded, global scope, no idle advance)")
@@ -73,13 +76,8 @@ def needs_clock(defn: Definition) -> bool:
     processing clock, idle advance, or a processing-time trigger (``early {after|every}``,
     ``late {after}``). Such a job must be woken by the clock, not only by records and
     watermark advances: on Spark it runs in the ``ProcessingTime`` time mode."""
-    if defn.uses_processing_time or defn.watermark.idle_advance:
-        return True
-    from jobs.definition.trigger import effective_trigger
-
-    t = effective_trigger(defn)
-    return ((t.early is not None and t.early.kind in ("after", "every"))
-            or (t.late is not None and t.late.kind == "after"))
+    return (defn.uses_processing_time or defn.watermark.idle_advance
+            or effective_trigger(defn).needs_clock)
 
 
 def spark_state_kind(defn: Definition) -> SparkStateKind:

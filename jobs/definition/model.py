@@ -90,8 +90,9 @@ class LateTrigger:
 
 @dataclass(frozen=True, slots=True)
 class Trigger:
-    """The trigger as written. Use :func:`jobs.definition.trigger.effective_trigger` to expand
-    the ``final`` / ``current`` shorthands into early / on_time / late parts."""
+    """The trigger as written: only canonical JSON and diffs read it. What runs reads
+    :func:`jobs.definition.trigger.effective_trigger`, which expands the ``final`` /
+    ``current`` shorthands into the parts that fire."""
 
     emit: EmitMode = "final"
     early: EarlyTrigger | None = None

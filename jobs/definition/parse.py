@@ -43,6 +43,14 @@ from jobs.definition.model import (
 )
 from jobs.definition.schema import Schema, parse_schema
 from jobs.definition.sql import check_expression
+from jobs.definition.windows import (
+    PARAM_NAMES,
+    WINDOW_TYPES,
+    ParamName,
+    kind_class,
+    kinds_with,
+    param_names,
+)
 from jobs.kafka.columns import METADATA_DDL as KAFKA_METADATA_DDL
 from jobs.kafka.columns import METADATA_NAMES as KAFKA_METADATA_NAMES
 from jobs.kafka.secrets import check_options as check_secret_options
@@ -57,15 +65,8 @@ TOP_FIELDS = (
 )
 SOURCE_KINDS = ("files", "kafka", "rate")
 SOURCE_FORMATS = ("json", "csv", "parquet")
-WINDOW_TYPES = ("tumbling", "hopping", "sliding", "session", "global")
-WINDOW_PARAMS: dict[str, tuple[str, ...]] = {
-    "tumbling": ("size", "align_to"),
-    "hopping": ("size", "step", "align_to"),
-    "sliding": ("size",),
-    "session": ("gap",),
-    "global": (),
-}
-ALL_WINDOW_PARAMS = ("size", "step", "gap", "align_to")
+WINDOW_PARAMS: dict[str, tuple[str, ...]] = {t: param_names(t) for t in WINDOW_TYPES}
+ALL_WINDOW_PARAMS: tuple[str, ...] = PARAM_NAMES
 AGG_FNS = ("count", "sum", "min", "max", "mean", "first", "last", "collect", "count_distinct")
 AGG_FN_HINTS = {
     "avg": "mean", "average": "mean", "cnt": "count", "distinct": "count_distinct",
@@ -667,37 +668,30 @@ def _window(c: _Collector, raw: Mapping[str, Any]) -> Window | None:
     wtype = _enum(c, "window.type", section.get("type"), WINDOW_TYPES, None)
     if wtype is None:
         return None
-    allowed = WINDOW_PARAMS[wtype]
-    for param in ALL_WINDOW_PARAMS:
-        if param not in allowed and section.get(param) is not None:
-            users = [t for t, ps in WINDOW_PARAMS.items() if param in ps]
-            c.add(f"window.{param}", f"is not a parameter of {wtype} windows (only of "
-                                     f"{' and '.join(users)})")
-    size = step = gap = None
-    align = 0
+    kind = kind_class(wtype)
+    allowed = param_names(wtype)
+    for name in PARAM_NAMES:
+        if name not in allowed and section.get(name) is not None:
+            c.add(f"window.{name}", f"is not a parameter of {wtype} windows (only of "
+                                    f"{' and '.join(kinds_with(name))})")
+    values: dict[ParamName, int] = {}
     ok = True
-    if "size" in allowed:
-        size = _duration(c, "window.size", section.get("size"), default=None, positive=True)
-        ok = ok and size is not None
-    if "step" in allowed:
-        step = _duration(c, "window.step", section.get("step"), default=None, positive=True)
-        ok = ok and step is not None
-    if "gap" in allowed:
-        gap = _duration(c, "window.gap", section.get("gap"), default=None, positive=True)
-        ok = ok and gap is not None
-    if "align_to" in allowed:
-        parsed = _instant(c, "window.align_to", section.get("align_to"))
-        ok = ok and parsed is not None
-        align = parsed or 0
-    if size is not None and step is not None and step > size:
-        from jobs.definition.durations import format_duration
-
-        c.add("window.step", f"must not exceed window.size ({format_duration(size)}); records "
-                             "in the gaps between windows would be lost")
-        ok = False
+    for param in kind.params:
+        value = section.get(param.name)
+        parsed = (_duration(c, param.field, value, default=None, positive=True)
+                  if param.unit == "duration" else _instant(c, param.field, value))
+        if parsed is None:
+            ok = False
+        else:
+            values[param.name] = parsed
+    if ok:
+        problems = kind.cross_field_problems(values)
+        for problem in problems:
+            c.add(*problem)
+        ok = not problems
     if not ok:
         return None
-    return Window(type=wtype, size=size, step=step, gap=gap, align_to=align)
+    return Window(type=wtype, **values)
 
 
 def _trigger(c: _Collector, raw: Mapping[str, Any], allowed_lateness: int | None) -> Trigger | None:

@@ -36,6 +36,7 @@ from jobs.definition.canonical import dumps
 from jobs.definition.execution import spark_state_kind
 from jobs.definition.model import PROCESSING, Definition
 from jobs.definition.sql import parse_expression
+from jobs.definition.windows import window_kind
 
 MAX_LENGTH = 100
 HASH_LENGTH = 8
@@ -52,14 +53,11 @@ def _sql(text: str | None) -> str | None:
 
 def state_shape(defn: Definition) -> dict[str, Any]:
     """The normalised state-shaping parts (what the store hash is taken over)."""
-    w = defn.window
-    period = w.step if w.type == "hopping" else w.size
-    align = w.align_to % period if (w.type in ("tumbling", "hopping") and period) else None
     shape: dict[str, Any] = {
         "v": STORE_NAME_VERSION,
         "key": _sql(defn.key),
         "event_time": _sql(defn.event_time),
-        "window": {"type": w.type, "size": w.size, "step": w.step, "gap": w.gap, "align": align},
+        "window": window_kind(defn.window).store_shape(),
         "aggregations": [[a.name, a.fn, _sql(a.of)] for a in defn.aggregations],
         "accumulation": defn.accumulation,
         "watermark_scope": defn.watermark.scope,
@@ -78,9 +76,7 @@ def store_hash(defn: Definition) -> str:
 def store_name(defn: Definition) -> str:
     """e.g. ``team_scores__tumbling_window_120000_sum_count__3f9a1c2e`` (<= 100 characters,
     only ``[a-z0-9_]``, so it is safe as a directory name everywhere)."""
-    w = defn.window
-    sizes = [str(v) for v in (w.size, w.step, w.gap) if v is not None]
-    middle = "_".join([f"{w.type}_window", *sizes, *(a.fn for a in defn.aggregations)])
+    middle = "_".join([*window_kind(defn.window).store_label(), *(a.fn for a in defn.aggregations)])
     suffix = f"__{store_hash(defn)}"
     room = MAX_LENGTH - len(defn.name) - 2 - len(suffix)
     middle = _SAFE.sub("_", middle)[: max(room, 0)].rstrip("_")

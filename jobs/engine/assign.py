@@ -14,15 +14,15 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
+from jobs.definition.windows import Session, Sliding
+from jobs.definition.windows.sliding import (
+    sliding_right_window_nonempty,
+    sliding_starts_containing,
+)
 from jobs.engine import aggregates
 from jobs.engine.core import GLOBAL_CLOSE, NEG_INF, POS_INF, EngineCore, LateEntry, RecordTimes
 from jobs.engine.records import LateReason, LateRecord
 from jobs.engine.state import NO_START, KeyState, WindowState, window_id
-from jobs.engine.windows import (
-    hopping_starts,
-    sliding_right_window_nonempty,
-    sliding_starts_containing,
-)
 
 Item = tuple[int, int, list[Any], int]
 """One record of a unit: (event time, arrival sequence, aggregation inputs, batch index)."""
@@ -38,10 +38,10 @@ class Assigner(EngineCore):
         windows (fixed windows: :meth:`_apply_fixed_many`). The engine calls it with one
         record at a time (docs/semantics.md, "Arrival model"), so each record meets the
         sessions and held records its key's earlier records left."""
-        wt = self._wtype
-        if wt == "sliding":
+        kind = self._kind
+        if isinstance(kind, Sliding):
             self._apply_sliding(ks, kj, items, wm0, late)
-        elif wt == "session":
+        elif isinstance(kind, Session):
             joined = [
                 it for it in items if self._apply_session(ks, kj, it, wm0, late)
             ]
@@ -55,7 +55,18 @@ class Assigner(EngineCore):
                                 self._count_late(ks, kj, w.start, w.end, accepted=1)
                             break
         else:
-            raise AssertionError(f"_apply_key: {wt} windows go through _apply_fixed_many")
+            raise AssertionError(f"_apply_key: {kind.type} windows go through _apply_fixed_many")
+
+    def _fixed_spans(self, times: Sequence[int]) -> None:
+        """The window starts of a unit's records (tumbling, hopping), computed once for the
+        unit: record i is in the windows starting at ``range(firsts[i], lasts[i] + 1, step)``
+        (only ``lasts`` when each record is in one window)."""
+        fixed = self._fixed
+        if fixed is None:
+            self._lasts, self._firsts = [], None
+            return
+        self._lasts = fixed.last_starts(times)
+        self._firsts = fixed.first_starts(times) if fixed.windows_per_record > 1 else None
 
     def _apply_fixed_many(
         self,
@@ -72,8 +83,10 @@ class Assigner(EngineCore):
         """:meth:`_apply_fixed` for one key's records of a unit (batch positions
         ``idxs``, in arrival order), without building a per-record item; records every window
         that received one into ``added``. Returns the key's max event time among them."""
-        wt = self._wtype
-        size, step, align = self._size, self._step, self._align
+        size = self._size
+        # the unit's window starts (_fixed_spans); no starts: the global window
+        lasts, firsts = self._lasts, self._firsts
+        step = self._fixed.step_ms if self._fixed is not None else 0
         windows = ks.windows
         adders = self._adders
         event_basis = self._event_basis
@@ -86,12 +99,12 @@ class Assigner(EngineCore):
                 kmax = t
             seq = base + i
             bounds: list[tuple[int | None, int | None, int]]
-            if wt == "tumbling":
-                s = align + ((t - align) // size) * size  # windows.tumbling_start, inlined
+            if firsts is not None:
+                bounds = [(s, s + size, s + size) for s in range(firsts[i], lasts[i] + 1, step)]
+            elif lasts:
+                s = lasts[i]
                 bounds = [(s, s + size, s + size)]
-            elif wt == "hopping":
-                bounds = [(s, s + size, s + size) for s in hopping_starts(t, size, step, align)]
-            else:
+            else:  # the global window
                 bounds = [(None, None, GLOBAL_CLOSE)]
             if event_basis and t < wm0:
                 for s0, e0, _ in bounds:

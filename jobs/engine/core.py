@@ -13,7 +13,9 @@ import heapq
 from collections.abc import Sequence
 from typing import Any, Literal, overload
 
+from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
+from jobs.definition.windows import FixedStarts, Hopping, Sliding, Tumbling, WindowKind, window_kind
 from jobs.engine import aggregates
 from jobs.engine.errors import EngineError
 from jobs.engine.records import Key, LateRecord, key_json
@@ -65,17 +67,10 @@ class EngineCore:
         if watermark not in ("internal", "external"):
             raise EngineError(f"watermark: must be 'internal' or 'external', not {watermark!r}")
         w = defn.window
-        for name in ("size", "step", "gap"):
-            needed = (
-                (name == "size" and w.type in ("tumbling", "hopping", "sliding"))
-                or (name == "step" and w.type == "hopping")
-                or (name == "gap" and w.type == "session")
-            )
-            value = getattr(w, name)
-            if needed and (value is None or value <= 0):
-                raise EngineError(f"window.{name}: must be a positive duration for {w.type}")
-        if w.type == "hopping" and w.step is not None and w.size is not None and w.step > w.size:
-            raise EngineError("window.step: must not exceed window.size")
+        try:
+            kind = window_kind(w)
+        except DefinitionError as exc:
+            raise EngineError(str(exc)) from None
         self.defn = defn
         self.state = state if state is not None else EngineState()
         self.mode: WatermarkMode = watermark
@@ -86,16 +81,20 @@ class EngineCore:
         self._adders = list(enumerate(aggregates.adder(fn) for fn in self._fns))
         self._acc_is_result = all(fn in aggregates.ACC_IS_RESULT for fn in self._fns)
         """Every aggregate's emitted value is its accumulator (count, sum, min, max)."""
-        self._wtype = w.type
+        self._kind: WindowKind = kind
+        self._fixed: FixedStarts | None = kind.starts if isinstance(kind, Tumbling | Hopping) else None
+        """The window starts of tumbling and hopping windows (None: global, session, sliding)."""
+        self._sliding = isinstance(kind, Sliding)
+        self._lasts: list[int] = []
+        self._firsts: list[int] | None = None
+        """The window starts of the unit being ingested (``Assigner._fixed_spans``)."""
         self._size = w.size or 0
-        self._step = w.step or 0
         self._gap = w.gap or 0
-        self._align = w.align_to
         self._al = defn.allowed_lateness
         self._event_basis = defn.lateness_basis == "event"
         self._discarding = defn.accumulation == "discarding"
         self._retracting = defn.accumulation == "retracting"
-        self._bounds_out = w.type in ("session", "sliding")
+        self._bounds_out = kind.bounds_from_records
         self._processing_clock = defn.uses_processing_time
         wmd = defn.watermark
         self._delay = wmd.delay
@@ -109,10 +108,7 @@ class EngineCore:
         Spark host, global scope): each watermark the host hands in is a candidate base, taken
         at the engine's current processing time (see ``Engine.advance_watermark``)."""
         self._key_scope = self._bounded and wmd.scope == "key"
-        plan = self._plan
-        self._per_record_firing = self._key_scope or any(
-            part is not None and part.kind == "count" for part in (plan.early, plan.late)
-        )
+        self._per_record_firing = self._key_scope or self._plan.fires_on_count
         """Something can fire between two records of a key within one arrival unit (the key's
         own watermark moves, or a count trigger is due): the engine then fires after each
         record. Otherwise panes only fire when the unit ends, and a key's records can be

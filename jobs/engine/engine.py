@@ -117,7 +117,7 @@ class Engine(Assigner, Firing):
         # (arrival index, emissions) of records that fired something on their own
         per_record: list[tuple[int, list[Emission]]] = []
         touched: dict[str, tuple[KeyState, int]] = {}
-        fixed = self._wtype in ("tumbling", "hopping", "global")
+        fixed = self._kind.fixed_by_arithmetic
         step = self._per_record_firing
         # windows that received records (global watermark, fixed windows): the only ones of
         # the touched keys that the closing firing needs to run
@@ -127,6 +127,7 @@ class Engine(Assigner, Firing):
         inputs: list[Sequence[Any]] = []
         if fixed:
             inputs = [[1] * n if c is None else c for c in cols]
+            self._fixed_spans(times)
         for kj, idxs in by_kj.items():
             ks = st.keys.get(kj)
             if ks is None:

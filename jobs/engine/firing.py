@@ -61,7 +61,7 @@ class Firing(EngineCore):
                 end = w.end if w.end is not None else POS_INF
                 groups.append(((end, kj, wid), g))
         for kj, ks in visited.items():
-            if self._wtype == "sliding" and ks.records:
+            if self._sliding and ks.records:
                 self._prune_records(ks, self._wm(ks))
             if not ks.windows and not ks.records and not self._key_scope and not (
                 ks.late_accepted or ks.late_dropped
@@ -93,14 +93,14 @@ class Firing(EngineCore):
             w.timer = None  # pending early timers are dropped when the on-time pane fires
             if not expired and not self._key_scope:
                 heapq.heappush(self._deadlines, (self._deadline(w), kj, wid))
-            if plan.on_time and not w.born_late:
+            if plan.at_window_end and not w.born_late:
                 out = self._emit(ks, w, "ON_TIME", expired, wm)
                 if expired:
                     del ks.windows[wid]
                 return out
         if expired:
             if w.pending > 0:
-                out = self._emit(ks, w, "ON_TIME" if plan.final else "LATE", True, wm)
+                out = self._emit(ks, w, "ON_TIME" if plan.at_expiry else "LATE", True, wm)
             del ks.windows[wid]
             return out
         late = plan.late

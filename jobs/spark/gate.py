@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from jobs.definition.windows import FixedStarts
 from jobs.engine.extract import instant_problem, reach_problem
 from jobs.engine.records import non_finite_text
 from jobs.spark.extract import EVENT_TIME_OUT
@@ -104,11 +105,11 @@ def _batch_watermark(cfg: GateConfig, batch_id: int) -> int:
 
 
 def window_starts(t: np.ndarray, size: int, step: int, align_to: int) -> list[np.ndarray]:
-    """For each j, the start of the j-th most recent window containing t (NaN-free int64; the
-    caller masks starts whose window does not contain t: start + size <= t)."""
-    last = align_to + np.floor_divide(t - align_to, step) * step
-    n = -(-size // step)
-    return [last - j * step for j in range(n)]
+    """For each j, the start of the j-th most recent window containing t (the window kinds'
+    :class:`~jobs.definition.windows.FixedStarts`; the caller masks starts whose window does
+    not contain t: start + size <= t)."""
+    starts, _ = FixedStarts(size, step, align_to).starts_array(np.asarray(t, dtype=np.int64))
+    return list(starts.T)
 
 
 def _jsonable(value: Any) -> Any:

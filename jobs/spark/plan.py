@@ -11,6 +11,7 @@ from typing import Literal
 
 from jobs.definition.execution import NATIVE_FNS, native_reasons
 from jobs.definition.model import Definition
+from jobs.definition.windows import Hopping, Tumbling, window_kind
 
 __all__ = ["NATIVE_FNS", "SHIFT_FLOOR", "ExecutionPlan", "choose_plan", "shift_for", "window_step"]
 
@@ -42,7 +43,8 @@ def shift_for(step: int) -> int:
 
 
 def window_step(defn: Definition) -> tuple[int, int]:
-    """(size, step) of a tumbling or hopping window."""
-    w = defn.window
-    assert w.size is not None
-    return w.size, (w.step if w.type == "hopping" and w.step is not None else w.size)
+    """(size, step) of a tumbling or hopping window (the kind's window starts)."""
+    kind = window_kind(defn.window)
+    if not isinstance(kind, Tumbling | Hopping):
+        raise ValueError(f"window.type: {kind.type} windows do not run natively on Spark")
+    return kind.starts.size_ms, kind.starts.step_ms

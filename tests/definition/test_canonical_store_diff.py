@@ -353,21 +353,24 @@ def test_diff_same_store_summary_and_added_aggregation_path() -> None:
 
 def test_effective_trigger_final() -> None:
     t = effective_trigger(load_definition(base(allowed_lateness="1m")))
-    assert (t.emit, t.early, t.on_time, t.late, t.fires_at_expiry_only) == (
-        "final", None, True, None, True)
+    assert (t.emit, t.early, t.at_window_end, t.late, t.at_expiry) == (
+        "final", None, False, None, True)
+    assert t.has_on_time_pane and not t.needs_clock and not t.fires_on_count
 
 
 def test_effective_trigger_current() -> None:
     t = effective_trigger(load_definition(base(trigger="current")))
     assert t.early == EarlyTrigger(kind="count", count=1)
     assert t.late == LateTrigger(kind="count", count=1)
-    assert t.on_time is False and t.fires_at_expiry_only is False
+    assert t.at_window_end is False and t.at_expiry is False
+    assert not t.has_on_time_pane and t.fires_on_count and not t.needs_clock
 
 
 def test_effective_trigger_custom_as_written_with_late_default() -> None:
     t = effective_trigger(load_definition(base(
         trigger={"emit": "custom", "early": {"after": "10s"}}, allowed_lateness="1m")))
     assert t.early == EarlyTrigger(kind="after", duration=10_000)
-    assert t.on_time is True
+    assert t.at_window_end is True
     assert t.late == LateTrigger(kind="count", count=1)
-    assert t.fires_at_expiry_only is False
+    assert t.at_expiry is False
+    assert t.needs_clock and t.fires_on_count

@@ -19,6 +19,7 @@ import streamlit as st
 from jobs.catalog import CatalogError
 from jobs.definition.errors import DefinitionError, FieldError
 from jobs.definition.model import Definition, Source
+from jobs.definition.windows import kind_class
 from jobs.engine.arrival import Arrival
 from jobs.kafka.errors import KafkaSetupError
 from ui import auth, charts, common, defform, fmt
@@ -260,16 +261,12 @@ with tab_form:
     c1, c2, c3, c4 = st.columns(4)
     with c1:
         wtype = select("window.type", "Window type")
-    params = defform.WINDOW_PARAMS.get(wtype, ())
-    labels = {"size": "Size", "step": "Step", "gap": "Gap", "align_to": "Align to"}
-    helps = {"size": DUR, "step": f"hopping step, 0 < step <= size ({DUR})",
-             "gap": f"session gap ({DUR})",
-             "align_to": "ISO-8601 UTC instant that window starts align to (default 1970-01-01)"}
-    for col, param in zip((c2, c3, c4), params, strict=False):
+    wkind = kind_class(wtype)
+    for col, param in zip((c2, c3, c4), wkind.params, strict=False):
         with col:
-            text(f"window.{param}", labels[param], help=helps[param])
-    if wtype == "global":
-        st.caption("The global window spans all of time: it closes only at the end of input.")
+            text(param.field, param.label, help=param.help)
+    if wkind.note:
+        st.caption(wkind.note)
     field_errors("window")
 
     st.markdown("#### Lateness, trigger, accumulation")

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jobs.definition.model import Definition
+from jobs.definition.windows import FixedStarts, Global, Hopping, Tumbling, window_kind
 
 I64 = NDArray[np.int64]
 
@@ -54,13 +55,19 @@ class Geometry:
 
     @classmethod
     def of(cls, defn: Definition) -> Geometry:
-        w = defn.window
-        if w.type == "global":
-            return cls("global", 0, 0, 1, 0, defn.allowed_lateness)
-        assert w.size is not None
-        size = int(w.size)
-        step = int(w.step) if w.type == "hopping" and w.step is not None else size
-        return cls(w.type, size, step, math.gcd(size, step), int(w.align_to), defn.allowed_lateness)
+        kind = window_kind(defn.window)
+        if isinstance(kind, Global):
+            return cls(kind.type, 0, 0, 1, 0, defn.allowed_lateness)
+        if not isinstance(kind, Tumbling | Hopping):
+            raise ValueError(f"window.type: {kind.type} windows are not fixed by arithmetic")
+        fs = kind.starts
+        return cls(kind.type, fs.size_ms, fs.step_ms, math.gcd(fs.size_ms, fs.step_ms),
+                   fs.align_to_ms, defn.allowed_lateness)
+
+    @property
+    def starts(self) -> FixedStarts:
+        """The window starts (the window kind's one implementation)."""
+        return FixedStarts(self.size, self.step, self.align)
 
     @property
     def is_global(self) -> bool:
@@ -86,19 +93,14 @@ class Geometry:
         """Start of the latest-starting (and latest-ending) window containing each slice."""
         if self.is_global:
             return slice_start
-        st = self.step
-        return self.align + ((slice_start - self.align) // st) * st
+        return self.starts.last_start_array(slice_start)
 
     def window_starts(self, slice_start: I64) -> tuple[I64, NDArray[np.bool_]]:
         """``(starts, valid)`` of shape (n, windows_per_slice): the j-th latest window of each
         slice (``valid`` is False where that window does not contain the slice)."""
-        last = self.last_window_of(slice_start)
         if self.is_global:
-            return last[:, None], np.ones((len(last), 1), dtype=bool)
-        j = np.arange(self.windows_per_slice, dtype=np.int64)
-        starts = last[:, None] - j[None, :] * self.step
-        valid = starts + self.size > slice_start[:, None]
-        return starts, valid
+            return slice_start[:, None], np.ones((len(slice_start), 1), dtype=bool)
+        return self.starts.starts_array(slice_start)
 
     def window_end(self, start: I64) -> I64:
         if self.is_global:

@@ -140,6 +140,23 @@ public final class Gate implements UDF7<String, String, String, Long, Long, Row,
         b.dead.add(sb.append('}').toString());
     }
 
+    /**
+     * The starts of the windows holding {@code t} (size, a new one every step, aligned to
+     * align), latest first: the JVM twin of FixedStarts in jobs/definition/windows/fixed.py,
+     * checked against it by tests/spark/test_gate_starts_jvm.py.
+     */
+    static long[] starts(long t, long size, long step, long align) {
+        long last = align + Math.floorDiv(t - align, step) * step;
+        int n = (int) ((size + step - 1) / step);
+        long[] out = new long[n];
+        int k = 0;
+        for (int j = 0; j < n; j++) {
+            long s = last - j * step;
+            if (s + size > t) out[k++] = s;
+        }
+        return k == n ? out : java.util.Arrays.copyOf(out, k);
+    }
+
     @Override
     public Boolean call(String config, String corrupt, String key, Long et, Long wm, Row rec,
                         String outside) {
@@ -160,14 +177,10 @@ public final class Gate implements UDF7<String, String, String, Long, Long, Row,
         }
         if (wm == null) return true;
         long t = et;
-        long last = cfg.align + Math.floorDiv(t - cfg.align, cfg.step) * cfg.step;
-        long n = (cfg.size + cfg.step - 1) / cfg.step;
         boolean dropRecord = cfg.eventBasis && t < wm;
         boolean anyKept = false;
         String text = null;
-        for (long j = 0; j < n; j++) {
-            long s = last - j * cfg.step;
-            if (s + cfg.size <= t) continue;
+        for (long s : starts(t, cfg.size, cfg.step, cfg.align)) {
             boolean drop, accept;
             if (cfg.eventBasis) {
                 drop = dropRecord;
