@@ -55,7 +55,7 @@ def triggered_problems(defn: Definition) -> list[str]:
     if defn.window.type not in ("tumbling", "hopping", "global"):
         problems.append(f"window.type: {defn.window.type} is not run by the triggered engine")
     eff = effective_trigger(defn)
-    if eff.fires_at_expiry_only:
+    if eff.at_expiry:
         problems.append("trigger.emit: final is the final-pane engine's")
     if eff.early is not None and eff.early.kind != "count":
         problems.append(f"trigger.early: {eff.early.kind} (processing time) is not compiled")
@@ -121,7 +121,7 @@ class TriggeredEngine:
         p[K.P_EVENT_BASIS] = defn.lateness_basis == "event"
         p[K.P_EARLY_COUNT] = early
         p[K.P_LATE_COUNT] = late
-        p[K.P_ON_TIME] = bool(eff.on_time)
+        p[K.P_ON_TIME] = bool(eff.at_window_end)
         p[K.P_RETRACTING] = defn.accumulation == "retracting"
         p[K.P_DISCARDING] = defn.accumulation == "discarding"
         p[K.P_STEP_FIRING] = early > 0 or late > 0
