@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.catalog import Catalog
+from jobs.catalog.ports import UICatalog
 from jobs.definition.model import Definition
 
 
@@ -26,7 +26,7 @@ class PaneRow:
     pane: dict[str, Any]
 
 
-def catalog_panes(cat: Catalog, job: str, *, store: str | None, limit: int) -> list[PaneRow]:
+def catalog_panes(cat: UICatalog, job: str, *, store: str | None, limit: int) -> list[PaneRow]:
     return [
         PaneRow(p.version, p.store, p.batch_id, p.pane.to_json())
         for p in cat.panes(job, store=store, limit=limit)
