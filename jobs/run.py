@@ -35,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from jobs.catalog import Catalog
+    from jobs.catalog.ports import RuntimeCatalog
     from jobs.catalog.records import PaneRecord
     from jobs.config import Settings
     from jobs.definition import load_definition
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from jobs.spark.session import DEFAULT_SHUFFLE_PARTITIONS, build_session
 
     settings = Settings.from_env()
-    catalog = Catalog(settings.db_url)
+    catalog: RuntimeCatalog = Catalog(settings.db_url)
     version = catalog.version(args.job, args.version) if args.version else catalog.active_version(args.job)
     defn = load_definition(version.spec_json)
     if launched_by_lifecycle():

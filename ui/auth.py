@@ -22,7 +22,8 @@ from typing import TypeVar
 
 import streamlit as st
 
-from jobs.catalog import Catalog, CatalogError
+from jobs.catalog import CatalogError
+from jobs.catalog.ports import UICatalog
 from jobs.catalog.records import Action, Role
 from ui import session_routes, sso, web_session
 
@@ -62,7 +63,7 @@ def sign_in(name: str, role: Role) -> None:
     st.session_state[USER_KEY] = SessionUser(name, role)
 
 
-def sign_out(cat: Catalog | None = None) -> None:
+def sign_out(cat: UICatalog | None = None) -> None:
     """End the sign-in: the web session on the server (so the cookie is worthless even if it
     was copied), then the cookie itself through the end route."""
     user = current_user()
@@ -116,7 +117,7 @@ _EXPIRED_NOTICE = {
 }
 
 
-def resolve_session(cat: Catalog) -> None:
+def resolve_session(cat: UICatalog) -> None:
     """Served with the cookie routes: make the cookie's web session (or its absence) the
     signed-in user of this run. Called before anything else on every run."""
     if not web_session.routes_served():
@@ -186,7 +187,7 @@ def show_flashes() -> None:
 
 
 def perform(
-    cat: Catalog,
+    cat: UICatalog,
     action: Action,
     what: str,
     fn: Callable[[str], T],
@@ -225,7 +226,7 @@ def sso_settings() -> sso.SsoSettings | None:
     return sso.SsoSettings.from_env()
 
 
-def login_form(cat: Catalog, hint: str | None = None) -> None:
+def login_form(cat: UICatalog, hint: str | None = None) -> None:
     """The sign-in form (the only thing an anonymous visitor sees)."""
     st.title("tidemark")
     st.caption("Windowed stream aggregations on Apache Spark")
@@ -284,7 +285,7 @@ def refusal_message(reason: str, retry_after_ms: int) -> str:
     return message
 
 
-def single_sign_on(cat: Catalog) -> None:
+def single_sign_on(cat: UICatalog) -> None:
     """A visitor the identity provider signed in (``st.user``) and who has no web session yet:
     map the claims to a user and role, audit, and start the web session as for a password."""
     settings = sso_settings()

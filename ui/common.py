@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from jobs.catalog import Catalog, CatalogError
+from jobs.catalog import CatalogError
+from jobs.catalog.ports import UICatalog
 from jobs.catalog.records import Action
 from ui import auth, services
 
@@ -19,7 +20,7 @@ REFRESH_KEY = "tm_refresh"
 REFRESH_CHOICES = {"off": None, "2 s": 2, "5 s": 5, "10 s": 10, "30 s": 30}
 
 
-def page_setup(action: Action = "read") -> tuple[Catalog, auth.SessionUser]:
+def page_setup(action: Action = "read") -> tuple[UICatalog, auth.SessionUser]:
     user = auth.require_page(action)
     auth.show_flashes()
     return services.catalog(), user
@@ -31,7 +32,7 @@ def refresh_every() -> float | None:
     return REFRESH_CHOICES.get(choice, 5)
 
 
-def job_names(cat: Catalog) -> list[str]:
+def job_names(cat: UICatalog) -> list[str]:
     try:
         return [j.name for j in cat.jobs()]
     except CatalogError as exc:
@@ -39,7 +40,7 @@ def job_names(cat: Catalog) -> list[str]:
         return []
 
 
-def pick_job(cat: Catalog, names: Sequence[str] | None = None, *, label: str = "Job") -> str | None:
+def pick_job(cat: UICatalog, names: Sequence[str] | None = None, *, label: str = "Job") -> str | None:
     """A job selector shared across pages; None (and an empty state) when there are no jobs."""
     names = list(job_names(cat) if names is None else names)
     if not names:
@@ -52,7 +53,7 @@ def pick_job(cat: Catalog, names: Sequence[str] | None = None, *, label: str = "
     return str(choice)
 
 
-def job_or_stop(cat: Catalog, names: Sequence[str] | None = None) -> str:
+def job_or_stop(cat: UICatalog, names: Sequence[str] | None = None) -> str:
     """The chosen job; stops the page (after the empty state) when there are no jobs."""
     name = pick_job(cat, names)
     if name is None:

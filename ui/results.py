@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.catalog import Catalog
+from jobs.catalog.ports import UICatalog
 from jobs.definition.model import Definition
 from jobs.storage import Storage, is_local, join, local_path, storage_for, validate
 
@@ -29,7 +29,7 @@ class PaneRow:
     pane: dict[str, Any]
 
 
-def catalog_panes(cat: Catalog, job: str, *, store: str | None, limit: int) -> list[PaneRow]:
+def catalog_panes(cat: UICatalog, job: str, *, store: str | None, limit: int) -> list[PaneRow]:
     return [
         PaneRow(p.version, p.store, p.batch_id, p.pane.to_json())
         for p in cat.panes(job, store=store, limit=limit)

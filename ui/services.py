@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from jobs.catalog import Catalog
+from jobs.catalog.ports import UICatalog
 from jobs.config import Settings
 
 FIRST_ADMIN = "admin"
@@ -32,7 +33,7 @@ def _open_catalog(db_url: str, upgrade: bool) -> Catalog:
     return Catalog(db_url, upgrade=upgrade)
 
 
-def catalog() -> Catalog:
+def catalog() -> UICatalog:
     """The catalog for the current ``TIDEMARK_DB_URL`` (or the embedded default).
 
     Only the embedded default is brought to the head schema revision here, so a fresh checkout
@@ -62,7 +63,7 @@ def first_run_admin_file(home: Path) -> Path:
     return home / "first-run-admin.txt"
 
 
-def ensure_first_run_admin(cat: Catalog, home: Path, address: str) -> Path | None:
+def ensure_first_run_admin(cat: UICatalog, home: Path, address: str) -> Path | None:
     """Create the first administrator of an embedded catalog served only on loopback.
 
     Why only then: a fresh embedded catalog has no users, so nobody could log in; but creating

@@ -27,7 +27,8 @@ from jobs.engine.records import key_json  # the one key text: non-ASCII kept, as
 from jobs.timeutil import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from jobs.catalog.batch_write import BatchTarget, BatchWriter
+    from jobs.catalog.batch_rows import BatchTarget
+    from jobs.catalog.batch_write import BatchWriter
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -7,7 +7,8 @@ NOTHING on (store, batch_id) -- if it already exists the batch is a replay after
 nothing else is written, so late counts are never counted twice -- then the snapshot, one
 multi-row upsert that adds this batch's late counts to the per-window totals, the samples, a
 prune that keeps the newest N samples per job and the heartbeat. The writing is done at driver level by
-:mod:`jobs.catalog.batch_write` (one statement and one round trip on PostgreSQL).
+:mod:`jobs.catalog.batch_write` (SQLite: `batch_sqlite`; PostgreSQL: `batch_postgres`, one
+statement and one round trip).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from sqlalchemy.orm import Session
 
 from jobs.catalog import convert
 from jobs.catalog.base import CatalogBase, key_json
-from jobs.catalog.batch_write import PRUNE_EVERY, BatchInput, BatchTarget, BatchWriter
+from jobs.catalog.batch_rows import PRUNE_EVERY, BatchInput, BatchTarget
+from jobs.catalog.batch_write import BatchWriter
 from jobs.catalog.errors import CatalogError
 from jobs.catalog.models import (
     Base,

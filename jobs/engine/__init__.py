@@ -2,7 +2,8 @@
 
 ``Engine`` runs every definition; ``make_engine`` is what hosts call: it picks the vectorized
 fast path (``jobs.engine.vectorized``) when the definition qualifies for it and the general
-engine otherwise. Both have the same API (see docs/architecture.md, "Engine API").
+engine otherwise. Every engine implements :class:`~jobs.engine.protocol.WindowingEngine`, the
+API hosts are typed against (docs/architecture.md, "Engine API").
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from jobs.definition.model import Definition
 from jobs.engine.engine import Engine, WatermarkMode
 from jobs.engine.errors import EngineError
+from jobs.engine.protocol import EngineSnapshot, WindowingEngine
 from jobs.engine.records import DeadLetter, Emission, Key, LateRecord, Pane, RecordBatch
 from jobs.engine.state import EngineState
 
@@ -20,11 +22,13 @@ __all__ = [
     "Emission",
     "Engine",
     "EngineError",
+    "EngineSnapshot",
     "EngineState",
     "Key",
     "LateRecord",
     "Pane",
     "RecordBatch",
+    "WindowingEngine",
     "make_engine",
 ]
 
@@ -35,9 +39,10 @@ def make_engine(
     watermark: WatermarkMode = "internal",
     *,
     vectorized: bool | None = None,
-) -> Any:
-    """An engine for ``defn``: by default (``vectorized=None``) the compiled session engine
-    (``jobs.engine.kernels``) or the vectorized one when the definition qualifies for it, the
+) -> WindowingEngine:
+    """An engine for ``defn``: by default (``vectorized=None``) a compiled engine
+    (``jobs.engine.kernels`` for sessions, the triggered fixed-window engine of
+    ``jobs.engine.vectorized``) or the vectorized one when the definition qualifies for it, the
     general :class:`Engine` otherwise; ``True`` forces the vectorized engine, ``False`` the
     general one. ``state`` must be a state of the engine kind that is picked (a snapshot
     restored by that kind's ``restore``)."""

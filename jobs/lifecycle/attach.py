@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 
-from jobs.catalog import Catalog
+from jobs.catalog.ports import RuntimeCatalog
 from jobs.catalog.records import RunInfo
 from jobs.lifecycle.process import LAUNCHED_ENV, this_host
 
@@ -21,7 +21,7 @@ def launched_by_lifecycle(env: dict[str, str] | None = None) -> bool:
 
 
 def find_own_run(
-    catalog: Catalog,
+    catalog: RuntimeCatalog,
     job: str,
     *,
     timeout_s: float = 30.0,

@@ -1,6 +1,7 @@
 """The catalog, as the lifecycle code sees it.
 
-One adapter over :class:`jobs.catalog.Catalog` that turns its records into the plain views of
+One adapter over the catalog service (typed as :class:`jobs.catalog.ports.LifecycleService`:
+the methods orchestration may call) that turns its records into the plain views of
 :mod:`jobs.lifecycle.views` (epoch ms, the few fields decisions need) and names the handful of
 writes orchestration makes. Keeping it narrow documents the contract between the two packages
 and keeps :mod:`jobs.lifecycle.decide` free of the catalog's types.
@@ -11,8 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jobs.catalog import Catalog
-from jobs.catalog.records import JobInfo, MigrationInfo, MigrationState, OutboxEvent, RunInfo
+from jobs.catalog.ports import LifecycleService
+from jobs.catalog.records import (
+    JobInfo,
+    MigrationInfo,
+    MigrationState,
+    OutboxEvent,
+    RunInfo,
+    VersionInfo,
+)
 from jobs.lifecycle.views import JobView, MigrationView, RunView
 from jobs.timeutil import datetime_to_ms
 
@@ -73,7 +81,7 @@ def migration_view(info: MigrationInfo) -> MigrationView:
 class LifecycleCatalog:
     """Reads and writes of orchestration; ``actor`` is recorded on every write."""
 
-    def __init__(self, catalog: Catalog, actor: str = "airflow:supervisor") -> None:
+    def __init__(self, catalog: LifecycleService, actor: str = "airflow:supervisor") -> None:
         self.catalog = catalog
         self.actor = actor
 
@@ -104,6 +112,9 @@ class LifecycleCatalog:
 
     def migration(self, migration_id: int) -> MigrationInfo:
         return self.catalog.migration(migration_id)
+
+    def version(self, job: str, version: int) -> VersionInfo:
+        return self.catalog.version(job, version)
 
     def store_of(self, job: str, version: int) -> str:
         return self.catalog.version(job, version).store_name
@@ -162,6 +173,13 @@ class LifecycleCatalog:
         )
 
     # ---- migrations ------------------------------------------------------------------------
+    def create_migration(self, job: str, from_version: int, to_version: int) -> MigrationInfo:
+        return self.catalog.create_migration(job, from_version, to_version, self.actor)
+
+    def activate(self, job: str, version: int, actor: str, *, note: str) -> JobInfo:
+        """Activate ``version`` as ``actor`` (an operator's roll back, not the port's actor)."""
+        return self.catalog.activate(job, version, actor, note=note)
+
     def update_migration(
         self, migration_id: int, state: MigrationState, *, message: str, **fields: Any
     ) -> MigrationInfo:

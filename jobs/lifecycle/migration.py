@@ -124,7 +124,7 @@ class Migrator:
                 self.supervisor.reconcile_job(job)
                 return ActivationResult(job, version, None, "restart_in_place", detail)
             kind = "rollback" if version < serving else "migrate"
-            info = self.catalog.catalog.create_migration(job, serving, version, self.actor)
+            info = self.catalog.create_migration(job, serving, version)
             detail = f"migration {info.id}: v{serving} ({from_store}) -> v{version} ({to_store})"
             return ActivationResult(job, version, info.id, kind, detail)
 
@@ -276,7 +276,7 @@ class Migrator:
             raise LifecycleError(f"migration {m.id} of {m.job}: cannot go {m.state} -> {state}: {exc}") from exc
 
     def _version(self, job: str, version: int) -> VersionInfo:
-        return self.catalog.catalog.version(job, version)
+        return self.catalog.version(job, version)
 
     def _audit(self, action: str, job: str, version: int, message: str, outcome: str = "ok") -> None:
         self.catalog.audit(action, job=job, version=version, message=message, outcome=outcome)
@@ -292,7 +292,7 @@ def rollback(migrator: Migrator, job: str, version: int, *, actor: str, note: st
     place. Never-run stores make the catalog plan an ordinary migration instead.
     """
     before = migrator.catalog.job(job).active_version
-    migrator.catalog.catalog.activate(job, version, actor, note=note or "roll back")
+    migrator.catalog.activate(job, version, actor, note=note or "roll back")
     pending = [m for m in migrator.catalog.migrations(job) if m.unfinished and m.to_version == version]
     if pending:  # the catalog planned a migration itself
         return ActivationResult(job, version, pending[0].id, "rollback", f"migration {pending[0].id}")

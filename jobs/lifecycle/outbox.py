@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from jobs.catalog import Catalog, CatalogError
+from jobs.catalog import CatalogError
+from jobs.catalog.ports import LifecycleService
 from jobs.catalog.records import OutboxEvent
 
 CONSUMER = "airflow:outbox-trigger"
@@ -59,7 +60,7 @@ class Change:
         )
 
 
-def classify(catalog: Catalog, ev: OutboxEvent) -> Change | None:
+def classify(catalog: LifecycleService, ev: OutboxEvent) -> Change | None:
     """The change an event asks orchestration to handle, or None (acknowledge and move on)."""
     p = ev.payload or {}
     if not ev.job or p.get("to_version") is None:
@@ -86,7 +87,7 @@ def classify(catalog: Catalog, ev: OutboxEvent) -> Change | None:
 
 
 def poll_changes(
-    catalog: Catalog, consumer: str = CONSUMER, *, limit: int = 50, lease_ms: int = 300_000
+    catalog: LifecycleService, consumer: str = CONSUMER, *, limit: int = 50, lease_ms: int = 300_000
 ) -> list[Change]:
     """Claim pending events; return the changes to hand over (ack each with :func:`ack` once
     handed over), acknowledging everything else at once."""
@@ -104,5 +105,5 @@ def poll_changes(
     return changes
 
 
-def ack(catalog: Catalog, ids: Sequence[int], consumer: str = CONSUMER) -> int:
+def ack(catalog: LifecycleService, ids: Sequence[int], consumer: str = CONSUMER) -> int:
     return catalog.ack_outbox(consumer, list(ids))

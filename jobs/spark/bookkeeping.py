@@ -11,12 +11,15 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jobs.spark.context import JobContext
 from jobs.spark.sinks import read_side
 from jobs.storage.manifest import commit_watermark, read_batch_info, state_size_bytes
 from jobs.timeutil import parse_instant
+
+if TYPE_CHECKING:
+    from jobs.catalog.ports import RuntimeCatalog
 
 SAMPLE_LIMIT = 20
 
@@ -114,9 +117,9 @@ def build_report(ctx: JobContext, progress: dict[str, Any], to_ours: WatermarkMa
 
 
 class CatalogReporter:
-    """Sends reports to ``Catalog.record_batch`` of the run ``run_id``."""
+    """Sends reports to ``record_batch`` of the run ``run_id`` (the runtime's catalog port)."""
 
-    def __init__(self, catalog: Any, run_id: int) -> None:
+    def __init__(self, catalog: RuntimeCatalog, run_id: int) -> None:
         self.catalog = catalog
         self.run_id = run_id
 

@@ -35,7 +35,7 @@ def open_windows(spark: SparkSession, ctx: JobContext, batch_id: int | None = No
     reader = spark.read.format("statestore").option("batchId", bid)
     if ctx.plan.native:
         return bid, _native_windows(reader.load(ctx.checkpoint).collect(), ctx)
-    from jobs.spark.engine_host import STATE_NAME
+    from jobs.spark.engine_path.config import STATE_NAME
 
     rows = reader.option("stateVarName", STATE_NAME).load(ctx.checkpoint).collect()
     return bid, _engine_windows(rows, ctx)
@@ -62,8 +62,8 @@ def _native_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
 
 
 def _engine_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
-    from jobs.engine import make_engine
-    from jobs.spark.engine_host import decode_state, engine_mode
+    from jobs.spark.engine_path.config import engine_mode
+    from jobs.spark.engine_path.state_blob import restore_engine
 
     mode = engine_mode(ctx.defn)
     out: list[dict[str, Any]] = []
@@ -72,7 +72,5 @@ def _engine_windows(rows: list[Any], ctx: JobContext) -> list[dict[str, Any]]:
         blob = value["blob"] if value is not None else None
         if blob is None:
             continue
-        probe = make_engine(ctx.defn, None, mode)
-        eng = make_engine(ctx.defn, decode_state(bytes(blob), type(probe.state)), mode)
-        out.extend(eng.open_windows())
+        out.extend(restore_engine(ctx.defn, bytes(blob), mode).open_windows())
     return sorted(out, key=lambda d: (json.dumps(d["key"]), d.get("window_start") or 0))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobs.spark.bookkeeping import BatchReport, Reporter, build_report
 from jobs.spark.context import JobContext
-from jobs.spark.engine_host import ARRIVAL
+from jobs.spark.engine_path.config import ARRIVAL
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.extract import (
     EVENT_TIME,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-    from jobs.spark.engine_host import TimeMode
+    from jobs.spark.engine_path.config import TimeMode
 
 CatalogPaneWriter = Callable[[int, list[dict[str, Any]]], None]
 
@@ -227,7 +227,9 @@ class JobRunner:
     def _engine_writer(self, projected: DataFrame, projection: Any) -> Any:
         from pyspark.sql import functions as F
 
-        from jobs.spark.engine_host import build_engine_stream, dead_letter_kinds, time_mode
+        from jobs.spark.engine_path.dead_letters import dead_letter_kinds
+        from jobs.spark.engine_path.stream import EngineStreamSpec, build_engine_stream
+        from jobs.spark.engine_path.time_mode import time_mode
 
         ctx, defn = self.ctx, self.ctx.defn
         # Dead letters: marked in SQL and split off inside the stateful processor, so every
@@ -245,13 +247,13 @@ class JobRunner:
         buckets = self.options.buckets or int(
             self.spark.conf.get("spark.sql.shuffle.partitions") or "4")
         self.time_mode = time_mode(defn, ctx.checkpoint)
-        out = build_engine_stream(staged, defn, projection.source_columns, buckets,
-                                  arrival=bool(self.options.arrival_column),
-                                  order=tuple(c for c in ORDER_COLUMNS if c in staged.columns),
-                                  checkpoint=ctx.checkpoint, side_root=ctx.output_root,
-                                  dead_kinds=kinds, corrupt_column=CORRUPT_COLUMN,
-                                  ident=(ctx.job, ctx.version, ctx.store),
-                                  mode=self.time_mode)
+        out = build_engine_stream(staged, EngineStreamSpec(
+            defn=defn, source_columns=projection.source_columns, buckets=buckets,
+            checkpoint=ctx.checkpoint, side_root=ctx.output_root,
+            arrival=bool(self.options.arrival_column), dead_kinds=kinds,
+            corrupt_column=CORRUPT_COLUMN, ident=(ctx.job, ctx.version, ctx.store),
+            time_mode=self.time_mode,
+            order=tuple(c for c in ORDER_COLUMNS if c in staged.columns)))
         pane_cols = [F.col(f"`{c}`") for c in PANE_COLUMNS]
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:

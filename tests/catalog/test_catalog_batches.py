@@ -299,7 +299,7 @@ def test_closing_the_catalog_stops_the_checkpointer(catalog_url: str, clock: Man
 
 def test_the_hot_path_slot_is_slot_of() -> None:
     from jobs.catalog.base import slot_of
-    from jobs.catalog.batch_write import late_rows
+    from jobs.catalog.batch_rows import late_rows
 
     counts = [LateCount(k, s, e, accepted=1) for k in ("red", 0, 1.5, True, None, 'q"\\')
               for s, e in ((W0, W1), (None, None), (-5, 7), (1_767_225_600_000, 1_767_225_660_000))]

@@ -13,7 +13,7 @@ from jobs.definition import load_definition
 from jobs.engine import Engine, RecordBatch, make_engine
 from jobs.engine.vectorized import VectorizedEngine, qualifies
 from jobs.engine.vectorized.engine import VectorizedState
-from jobs.spark.engine_host import decode_state, encode_state
+from jobs.spark.engine_path.state_blob import decode_state, encode_state
 
 DEFN = load_definition({
     "name": "keyed", "key": "k", "event_time": "t",

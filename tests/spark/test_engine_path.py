@@ -119,7 +119,7 @@ def test_state_blob_round_trips_exactly_and_old_blobs_still_restore(kind: str) -
     import zlib
 
     from jobs.engine import make_engine
-    from jobs.spark.engine_host import blob_token, decode_state, encode_state
+    from jobs.spark.engine_path.state_blob import blob_token, decode_state, encode_state
 
     defn, eng = _engine_with_state(kind)
     snap = json.dumps(eng.state.snapshot())  # text: NaN compares equal as text
@@ -145,7 +145,7 @@ def test_state_messagepack_cannot_hold_falls_back_to_the_json_blob() -> None:
     import json
 
     from jobs.engine import EngineState
-    from jobs.spark.engine_host import blob_token, decode_state, encode_state
+    from jobs.spark.engine_path.state_blob import blob_token, decode_state, encode_state
 
     _, eng = _engine_with_state("general")
     st = eng.state
@@ -160,7 +160,7 @@ def test_state_messagepack_cannot_hold_falls_back_to_the_json_blob() -> None:
 
 def test_unreadable_state_blob_is_an_engine_error() -> None:
     from jobs.engine import EngineError, EngineState
-    from jobs.spark.engine_host import decode_state
+    from jobs.spark.engine_path.state_blob import decode_state
 
     with pytest.raises(EngineError, match="not readable"):
         decode_state(b"\x07garbage", EngineState)
@@ -173,7 +173,7 @@ def _reference_frame(emissions: list[Any], late_counts: list[dict[str, Any]]) ->
     import pandas as pd
 
     from jobs.engine.records import key_json
-    from jobs.spark.engine_host import OUT_COLUMNS
+    from jobs.spark.engine_path.output import OUT_COLUMNS
 
     rows: list[dict[str, Any]] = []
     empty = dict.fromkeys(OUT_COLUMNS)
@@ -216,7 +216,7 @@ def test_output_frame_equals_the_to_json_rows(case: str) -> None:
     import pandas as pd
 
     from jobs.engine.records import LateRecord
-    from jobs.spark.engine_host import _emission_frame
+    from jobs.spark.engine_path.output import emission_frame
 
     late = LateRecord(key="é", event_time=3, window_start=0, window_end=10, reason="expired",
                       record={"team": "é", "x": 1})
@@ -241,9 +241,9 @@ def test_output_frame_equals_the_to_json_rows(case: str) -> None:
                                    "d": "x\"\n\u2028é", "e": None, "f": [1, "é", None],
                                    "g": True, "h": np.int64(4), "é": 0.1}),
                      _pane(values={"m": np.float64(2.5), "n": False})]
-    got = _emission_frame(emissions, lc)
+    got = emission_frame(emissions, lc)
     pd.testing.assert_frame_equal(got, _reference_frame(emissions, lc))
-    assert _emission_frame([], []) is None
+    assert emission_frame([], []) is None
 
 
 @pytest.mark.parametrize(("buckets", "partitions"), [(2, 2), (4, 2), (3, 4), (16, 8)])
@@ -251,7 +251,7 @@ def test_spread_bucket_keys_share_the_partitions_evenly(
         spark: Any, buckets: int, partitions: int) -> None:
     from pyspark.sql import functions as F
 
-    from jobs.spark.engine_host import spread_bucket_keys
+    from jobs.spark.engine_path.buckets import spread_bucket_keys
 
     keys = spread_bucket_keys(buckets, partitions)
     assert len(set(keys)) == buckets
@@ -263,7 +263,7 @@ def test_spread_bucket_keys_share_the_partitions_evenly(
 def test_bucket_layout_is_fixed_by_the_checkpoint(spark: Any, tmp_path: Path) -> None:
     import json
 
-    from jobs.spark.engine_host import LAYOUT_FILE, bucket_layout, spread_bucket_keys
+    from jobs.spark.engine_path.buckets import LAYOUT_FILE, bucket_layout, spread_bucket_keys
 
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
     new = tmp_path / "new"

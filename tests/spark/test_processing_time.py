@@ -18,7 +18,7 @@ from jobs.definition.execution import needs_clock
 from jobs.engine import Engine, RecordBatch
 from jobs.spark.checkpoint import read_batch_info
 from jobs.spark.context import JobContext
-from jobs.spark.engine_host import TIME_FILE, time_mode
+from jobs.spark.engine_path.time_mode import TIME_FILE, time_mode
 from jobs.spark.inspect import open_windows
 from jobs.spark.runner import JobRunner, RunOptions
 

@@ -46,7 +46,7 @@ def test_python_workers_import_from_compiled_bytecode(spark: Any) -> None:
 
         missing = []
         for name in ("pandas.core.frame", "numpy.lib", "pyarrow.pandas_compat",
-                     "sqlglot.dialects", "jobs.engine.engine", "jobs.spark.engine_host"):
+                     "sqlglot.dialects", "jobs.engine.engine", "jobs.spark.engine_path.processor"):
             source = str(importlib.import_module(name).__file__)
             if not os.path.exists(importlib.util.cache_from_source(source)):
                 missing.append(source)

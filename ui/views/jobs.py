@@ -11,7 +11,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from jobs.catalog import Catalog, CatalogError
+from jobs.catalog import CatalogError
+from jobs.catalog.ports import UICatalog
 from jobs.catalog.records import JobOverview
 from ui import auth, charts, common, fmt
 
@@ -45,7 +46,7 @@ def overview_rows(items: list[JobOverview]) -> pd.DataFrame:
 
 
 @st.fragment(run_every=common.refresh_every())
-def live_table(catalog: Catalog) -> list[JobOverview]:
+def live_table(catalog: UICatalog) -> list[JobOverview]:
     try:
         items = catalog.jobs_overview()
     except CatalogError as exc:

@@ -1,0 +1,98 @@
+"""The state blob: a bucket's engine state as the bytes kept in the ValueState ``engine``.
+
+Layout: a tag byte, a 16-byte token (unique per save: the worker's engine cache checks it,
+``engine_cache``), then MessagePack of the general engine's packed state
+(``EngineState.pack``, tag 1) or of any other engine's JSON snapshot (tag 2). State that
+MessagePack cannot hold (integers beyond 64 bits, unpaired surrogates) is written as a
+zlib-compressed JSON snapshot (first byte 0x78, no token), the form blobs had before the tags,
+which therefore still restore. RocksDB compresses the store itself, so a tagged blob is not
+compressed again. ``tidemark state`` decodes with the same code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from typing import Any, Literal
+
+from jobs.definition.model import Definition
+from jobs.engine import WindowingEngine, make_engine
+from jobs.engine.errors import EngineError
+from jobs.engine.protocol import EngineSnapshot
+
+BLOB_PACKED = 1
+"""Tag: MessagePack of ``EngineState.pack()`` (the general engine)."""
+BLOB_SNAPSHOT = 2
+"""Tag: MessagePack of ``state.snapshot()`` (any other engine state)."""
+TOKEN_BYTES = 16
+
+
+def encode_state(state: EngineSnapshot) -> tuple[bytes, bytes | None]:
+    """The blob for ``state`` and its token (``None`` for the zlib-JSON form)."""
+    import msgspec
+
+    from jobs.engine.state import EngineState
+
+    token = os.urandom(TOKEN_BYTES)
+    try:
+        if isinstance(state, EngineState):
+            body = msgspec.msgpack.encode(state.pack())
+            tag = BLOB_PACKED
+        else:
+            body = msgspec.msgpack.encode(state.snapshot())
+            tag = BLOB_SNAPSHOT
+    except (OverflowError, UnicodeEncodeError, TypeError):
+        # not representable in MessagePack: the JSON snapshot (exact for any JSON data)
+        return zlib.compress(json.dumps(state.snapshot(), separators=(",", ":")).encode(), 1), None
+    return bytes((tag,)) + token + body, token
+
+
+def blob_token(blob: bytes) -> bytes | None:
+    """The token a tagged blob carries (``None`` for the zlib-JSON form)."""
+    if blob[:1] in (b"\x01", b"\x02"):
+        return bytes(blob[1:1 + TOKEN_BYTES])
+    return None
+
+
+def decode_state(blob: bytes, state_cls: Any) -> Any:
+    """The engine state a blob holds, for ``make_engine``: an ``EngineState`` for a tag-1 blob
+    (the general engine's, also after a vectorized engine handed over to it), else restored
+    by ``state_cls`` (the state class of the engine ``make_engine`` picks for the definition)."""
+    import msgspec
+
+    from jobs.engine.state import EngineState
+
+    blob = bytes(blob)
+    tag = blob[0] if blob else None
+    if tag == BLOB_PACKED:
+        return EngineState.unpack(msgspec.msgpack.decode(blob[1 + TOKEN_BYTES:]))
+    if tag == BLOB_SNAPSHOT:
+        return _restore(state_cls, msgspec.msgpack.decode(blob[1 + TOKEN_BYTES:]))
+    try:
+        snap = json.loads(zlib.decompress(blob))
+    except (zlib.error, ValueError) as exc:
+        raise EngineError(f"engine state blob is not readable (first byte {tag!r})") from exc
+    return _restore(state_cls, snap)
+
+
+def restore_engine(defn: Definition, blob: bytes,
+                   mode: Literal["internal", "external"]) -> WindowingEngine:
+    """The engine ``make_engine`` picks for ``defn``, resumed from ``blob``."""
+    probe = make_engine(defn, None, mode)
+    return make_engine(defn, decode_state(blob, type(probe.state)), mode)
+
+
+def _restore(state_cls: Any, snap: dict[str, Any]) -> Any:
+    """Restore without the defensive copy where the engine offers it (the dict was just
+    parsed from the blob and is used for nothing else)."""
+    if snap.get("engine") == "vectorized" and state_cls.__name__ != "VectorizedState":
+        # a store written by the vectorized engine for a definition that no longer picks it
+        # (``scope: key``): it is restored as it is, and the engine hands over by itself
+        from jobs.engine.vectorized.engine import VectorizedState
+
+        state_cls = VectorizedState
+    try:
+        return state_cls.restore(snap, copy_data=False)
+    except TypeError:
+        return state_cls.restore(snap)
