@@ -14,7 +14,7 @@ from jobs.definition.model import Definition
 from jobs.engine import Engine, make_engine
 from jobs.engine.kernels import SessionKernelEngine
 from jobs.engine.records import RecordBatch
-from jobs.spark.engine_host import decode_state, encode_state
+from jobs.spark.engine_path.state_blob import decode_state, encode_state
 
 DEFN = {
     "name": "s", "key": "team", "event_time": "et", "window": {"type": "session", "gap": "5s"},
