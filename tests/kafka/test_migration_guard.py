@@ -21,6 +21,7 @@ from jobs.lifecycle.retention_gate import ACCEPT_ACTION, COMPLETE_FROM_FILE, GUA
 from tests.kafka.conftest import create_topic, produce
 from tests.kafka.test_retention import delete_before
 from tests.kafka.test_source import T0, run_job
+from tests.ui.conftest import cat, catalog_url, template_db, users  # noqa: F401 (fixtures)
 
 JOB = "kscores"
 
@@ -63,8 +64,8 @@ def env(consumed: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPa
     return tmp_path / "home"
 
 
-def audit(cat: Catalog, action: str) -> list[Any]:
-    return cat.audit(job=JOB, action=action)
+def audit(catalog: Catalog, action: str) -> list[Any]:
+    return catalog.audit(job=JOB, action=action)
 
 
 def test_cli_refuses_then_goes_on_with_accept_partial_rebuild(
@@ -77,27 +78,27 @@ def test_cli_refuses_then_goes_on_with_accept_partial_rebuild(
     url = f"sqlite:///{tmp_path / 'catalog.db'}"
     schema.upgrade(url)
     monkeypatch.setenv("TIDEMARK_DB_URL", url)
-    with Catalog(url) as cat:
-        cat.create_job(spec(broker.bootstrap, topic), "alice")
-        v2 = cat.save_version(JOB, spec(broker.bootstrap, topic, size="2m"), "bob", base_version=1)
+    with Catalog(url) as db:
+        db.create_job(spec(broker.bootstrap, topic), "alice")
+        v2 = db.save_version(JOB, spec(broker.bootstrap, topic, size="2m"), "bob", base_version=1)
         assert v2.kind == "new_store"
 
         assert main(["migrate", JOB, "2", "--as", "bob", "--timeout", "60"]) == 3
         err = capsys.readouterr().err
         assert "retention guard:" in err and f"{topic}[1] offsets 0..6" in err, err
-        (m,) = cat.migrations(JOB)
+        (m,) = db.migrations(JOB)
         assert m.state == "failed" and f"{topic}[1] offsets 0..6" in (m.error or "")
-        assert cat.job(JOB).active_version == 1  # the old version stays
-        (refused,) = audit(cat, GUARD_ACTION)
+        assert db.job(JOB).active_version == 1  # the old version stays
+        (refused,) = audit(db, GUARD_ACTION)
         assert refused.outcome == "refused" and refused.data["lost"] == {f"{topic}[1]": [0, 7]}
 
         assert main(["migrate", "--resume", str(m.id), "--accept-partial-rebuild",
                      "--as", "carol", "--timeout", "60"]) == 0
-        m = cat.migration(m.id)
-        assert m.state == "done" and cat.job(JOB).active_version == 2
-        (accepted,) = audit(cat, ACCEPT_ACTION)
+        m = db.migration(m.id)
+        assert m.state == "done" and db.job(JOB).active_version == 2
+        (accepted,) = audit(db, ACCEPT_ACTION)
         assert accepted.actor == "carol" and accepted.data["migration_id"] == m.id
-        ok = [e for e in audit(cat, GUARD_ACTION) if e.outcome == "ok"]
+        ok = [e for e in audit(db, GUARD_ACTION) if e.outcome == "ok"]
         assert ok[0].data["complete_from"] == {f"{topic}[0]": 0, f"{topic}[1]": 7}
         steps = " ".join(s.message for s in m.steps)
         assert f"results complete {topic}[0] from offset 0, {topic}[1] from offset 7" in steps
@@ -122,11 +123,47 @@ def test_cli_lets_a_complete_rebuild_go_on(
     v2 = spec(broker.bootstrap, topic, size="2m")
     v2["source"]["options"] = {"kafka.bootstrap.servers": broker.bootstrap,
                                "assign": json.dumps({topic: [0]})}
-    with Catalog(url) as cat:
-        cat.create_job(v1, "alice")
-        cat.save_version(JOB, v2, "bob", base_version=1)
+    with Catalog(url) as db:
+        db.create_job(v1, "alice")
+        db.save_version(JOB, v2, "bob", base_version=1)
         assert main(["migrate", JOB, "2", "--as", "bob", "--timeout", "60"]) == 0
-        assert cat.migrations(JOB)[0].state == "done"
-        (ok,) = audit(cat, GUARD_ACTION)
+        assert db.migrations(JOB)[0].state == "done"
+        (ok,) = audit(db, GUARD_ACTION)
         assert ok.outcome == "ok" and ok.data["complete_from"] == {f"{topic}[0]": 0}
-        assert audit(cat, ACCEPT_ACTION) == []
+        assert audit(db, ACCEPT_ACTION) == []
+
+
+def test_define_page_refuses_until_a_partial_rebuild_is_accepted(
+        cat: Catalog, users: dict[str, str], broker: KafkaBroker,  # noqa: F811
+        consumed: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobs.lifecycle.wiring import open_lifecycle
+    from tests.ui.helpers import app_as, button, widget
+
+    monkeypatch.setenv("TIDEMARK_CHECKPOINT_ROOT", str(consumed[1]))
+    topic = consumed[0]
+    cat.create_job(spec(broker.bootstrap, topic), "admin")
+
+    at = app_as("editor", "views/define.py")
+    widget(at, "selectbox", "Job").select(JOB).run()
+    widget(at, "text_input", "Size").input("2m").run()
+    assert not at.exception, at.exception
+    refusal = [e.value for e in at.error if "Retention guard" in e.value]
+    assert refusal and f"{topic}[1] offsets 0..6" in refusal[0], [e.value for e in at.error]
+    assert button(at, "Save version").disabled
+    (accept,) = [c for c in at.checkbox if c.label.startswith("Accept a partial rebuild")]
+    assert f"{topic}[1] from offset 7" in accept.label
+    accept.check().run()
+    assert not button(at, "Save version").disabled
+    widget(at, "text_input", "Change note").input("two-minute windows").run()
+    button(at, "Save version").click().run()
+    assert not at.exception, at.exception
+
+    (accepted,) = cat.audit(job=JOB, action=ACCEPT_ACTION)
+    (m,) = cat.migrations(JOB)
+    assert accepted.actor == "editor" and accepted.version == m.to_version == 2
+    assert accepted.data["to_store"] == m.to_store and m.state == "planned"
+    # the migration starts (the job is stopped: it cuts over at once) and finds the acceptance
+    with open_lifecycle(actor="airflow:migration") as lc:
+        m = lc.migrator.drive(m.id, timeout_s=120, poll_s=0.5)
+    assert m.state == "done", m.error
+    assert any(f"{topic}[1] from offset 7" in s.message for s in m.steps)
