@@ -48,24 +48,37 @@ def ensure_topics(bootstrap: str) -> None:
         fut.result(30)
 
 
-def producer(bootstrap: str) -> Callable[[list[str]], None]:
-    """A publish function for the generator: one message per line, keyed by the event's page
-    (a malformed line has no page and no key), acknowledged before it returns."""
-    from confluent_kafka import Producer
+class TopicWriter:
+    """The generator's publish function for ``page_views``: one message per line, keyed by the
+    event's page (a malformed line has no page and no key), acknowledged before it returns.
+    ``close`` ends the client before the broker stops (else it retries the connection, loudly,
+    until the process exits)."""
 
-    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    def __init__(self, bootstrap: str) -> None:
+        from confluent_kafka import Producer
 
-    def publish(lines: list[str]) -> None:
+        self.bootstrap = bootstrap
+        self._p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
+                            "linger.ms": 20})
+
+    def __call__(self, lines: list[str]) -> None:
         for line in lines:
             try:
                 page = json.loads(line).get("page")
             except (ValueError, AttributeError):
                 page = None
-            p.produce(STREAM, value=line.encode(), key=None if page is None else page.encode())
-        if p.flush(30) != 0:
-            raise OSError(f"the demo broker at {bootstrap} did not acknowledge the events")
+            self._p.produce(STREAM, value=line.encode(),
+                            key=None if page is None else page.encode())
+        if self._p.flush(30) != 0:
+            raise OSError(f"the demo broker at {self.bootstrap} did not acknowledge the events")
 
-    return publish
+    def close(self) -> None:
+        self._p.flush(10)
+        self._p.close()
+
+
+def producer(bootstrap: str) -> Callable[[list[str]], None]:
+    return TopicWriter(bootstrap)
 
 
 def read_panes(bootstrap: str, timeout_s: float = 20.0) -> list[dict[str, Any]]:

@@ -165,6 +165,10 @@ class Demo:
             self.airflow.stop()  # type: ignore[attr-defined]
             stopped.append("airflow")
         self.generator.stop()
+        for publish in self.generator.generator.publish.values():
+            close = getattr(publish, "close", None)
+            if close is not None:  # the Kafka producer, before its broker stops
+                close()
         stopped.append("generator")
         stopped += stop_job_runs(self.catalog)
         if self.broker is not None:  # after the jobs, which read from and write to it
