@@ -13,6 +13,12 @@ the availableNow trigger. Variants:
   path with checkpoint and results on HDFS (a MiniDFSCluster started for the run), and with a
   Delta sink; ``storage_cost`` reports their events/s and batch p95 next to local Parquet
   (``tidemark_native``, which must be in the same run) and whether their panes are identical.
+- ``spark_native_kafka`` / ``tidemark_native_kafka`` / ``tidemark_engine_kafka`` (not in the
+  default list): the same events produced into a 2-partition topic of a real broker started for
+  the run (keyed by team, in file order), read with ``maxOffsetsPerTrigger`` = events / files
+  (as many batches as the files variants); the hand-written query on tidemark's session (equal
+  tuning; it also carries the Kafka connector's jars) against tidemark's two paths. ``kafka``
+  reports their ratios to ``spark_native_kafka`` and whether the native panes are identical.
 Ratios are reported against both baselines (``ratio_vs_spark_native`` and
 ``..._tuned``). Writes benchmarks/results/spark_throughput.json:
 
@@ -117,6 +123,9 @@ def _tree_cpu_s(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+KAFKA_VARIANTS = ("spark_native_kafka", "tidemark_native_kafka", "tidemark_engine_kafka")
+"""The same events read from a Kafka topic (BENCH_KAFKA_BOOTSTRAP, BENCH_KAFKA_TOPIC and
+BENCH_KAFKA_PER_TRIGGER in the children's environment, set by the driver)."""
 STORAGE_VARIANTS = ("tidemark_native_hdfs", "tidemark_native_delta")
 """The native path's job with its checkpoint and Parquet results on HDFS (a MiniDFSCluster the
 benchmark starts), and with a Delta sink on the local disk: the cost of remote storage and of
@@ -145,14 +154,20 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
     if variant in ("spark_native", "spark_native_tuned"):
         progress = _spark_native(spark, data, work)
         panes_path = str(work / "spark_native_out")
+    elif variant == "spark_native_kafka":
+        progress = _spark_native_kafka(spark, work)
+        panes_path = str(work / "spark_native_out")
     else:
         from jobs.definition import load_definition
         from jobs.spark.context import JobContext
         from jobs.spark.runner import JobRunner, RunOptions
 
-        raw = spec("bench", data, full=variant == "tidemark_engine")
+        raw = spec("bench", data, full=variant in ("tidemark_engine", "tidemark_engine_kafka"))
         if variant == "tidemark_native_delta":
             raw["sink"] = {"kind": "delta"}
+        if variant in KAFKA_VARIANTS:
+            raw["source"] = {"kind": "kafka", "format": "json", "schema": SCHEMA,
+                             "options": _kafka_options()}
         defn = load_definition(raw)
         ctx = JobContext.create(defn, settings)
         runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
@@ -240,6 +255,62 @@ def _spark_native(spark: Any, data: Path, work: Path) -> list[dict[str, Any]]:
          .trigger(availableNow=True).start())
     q.awaitTermination()
     return [json.loads(p.json) for p in q.recentProgress]
+
+
+def _kafka_options() -> dict[str, str]:
+    return {"kafka.bootstrap.servers": os.environ["BENCH_KAFKA_BOOTSTRAP"],
+            "subscribe": os.environ["BENCH_KAFKA_TOPIC"], "startingOffsets": "earliest",
+            "maxOffsetsPerTrigger": os.environ["BENCH_KAFKA_PER_TRIGGER"]}
+
+
+def _spark_native_kafka(spark: Any, work: Path) -> list[dict[str, Any]]:
+    """The hand-written query of ``_spark_native`` reading the topic instead of the files."""
+    from pyspark.sql import functions as F
+
+    reader = spark.readStream.format("kafka")
+    for name, value in _kafka_options().items():
+        reader = reader.option(name, value)
+    df = (reader.load().select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("r"))
+          .select("r.*").withColumn("ts", F.timestamp_millis("et"))
+          .withWatermark("ts", "2 seconds"))
+    agg = df.groupBy(F.window("ts", "1 minute"), "team").agg(
+        F.sum("score").alias("total"), F.count(F.lit(1)).alias("n"))
+    q = (agg.writeStream.outputMode("append").format("parquet")
+         .option("path", str(work / "spark_native_out"))
+         .option("checkpointLocation", str(work / "spark_native_ckpt"))
+         .trigger(availableNow=True).start())
+    q.awaitTermination()
+    return [json.loads(p.json) for p in q.recentProgress]
+
+
+def start_kafka(base: Path, data: Path, events: int, files: int) -> Any:
+    """A broker for the Kafka variants, with the generated events in a 2-partition topic (file
+    order, keyed by team); the children find it in their environment."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from jobs.kafka.broker import KafkaBroker
+
+    broker = KafkaBroker(base / "kafka", heap="1g").start()
+    topic = "bench-events"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(60)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50,
+                         "batch.num.messages": 10000, "compression.type": "lz4"})
+    for f in sorted(data.glob("part-*.json")):
+        for line in f.read_text().splitlines():
+            team = line[9:line.index('"', 9)]  # {"team":"t123",...
+            while True:
+                try:
+                    producer.produce(topic, value=line.encode(), key=team.encode())
+                    break
+                except BufferError:  # the local queue is full: let it drain
+                    producer.poll(0.5)
+        producer.poll(0)
+    assert producer.flush(120) == 0, "the benchmark broker did not take every event"
+    os.environ.update({"BENCH_KAFKA_BOOTSTRAP": broker.bootstrap, "BENCH_KAFKA_TOPIC": topic,
+                       "BENCH_KAFKA_PER_TRIGGER": str(max(1, events // files))})
+    return broker
 
 
 def _panes(spark: Any, path: str, variant: str, work: Path) -> str | None:
@@ -391,6 +462,7 @@ def main() -> int:
         return 0
     base = Path(tempfile.mkdtemp(prefix="tidemark-bench-"))
     cluster = None
+    broker = None
     try:
         if "tidemark_native_hdfs" in args.variants.split(","):
             from jobs.storage import minihdfs
@@ -402,6 +474,8 @@ def main() -> int:
         generate(data, args.events, args.keys, args.files)
         gen_s = time.monotonic() - t
         variants = args.variants.split(",")
+        if set(variants) & set(KAFKA_VARIANTS):
+            broker = start_kafka(base, data, args.events, args.files)
         runs: list[dict[str, Any]] = []
         for round_no in range(args.rounds):
             for v in variants:
@@ -445,6 +519,23 @@ def main() -> int:
                     r["events_per_s"] / local["events_per_s"], 3),
                 "panes_identical_to_local_parquet": same,
             }
+        kafka: dict[str, Any] = {}
+        ref_k = by.get("spark_native_kafka") or {}
+        for v in KAFKA_VARIANTS[1:]:
+            r = by.get(v) or {}
+            if r.get("events_per_s") and ref_k.get("events_per_s"):
+                kafka[v] = {"ratio_vs_spark_native_kafka": round(
+                    r["events_per_s"] / ref_k["events_per_s"], 3)}
+                if r.get("steady_events_per_s") and ref_k.get("steady_events_per_s"):
+                    kafka[v]["steady_ratio_vs_spark_native_kafka"] = round(
+                        r["steady_events_per_s"] / ref_k["steady_events_per_s"], 3)
+        mine_k = (by.get("tidemark_native_kafka") or {}).get("panes")
+        if ref_k.get("panes") and mine_k:
+            a = set(Path(ref_k["panes"]).read_text().splitlines())
+            b = set(Path(mine_k).read_text().splitlines())
+            kafka["native_panes_identical"] = {"spark_native_kafka_panes": len(a),
+                                               "tidemark_native_kafka_panes": len(b),
+                                               "identical": a == b}
         for r in [*runs, *results]:
             r.pop("panes", None)
         report = {
@@ -462,11 +553,14 @@ def main() -> int:
             "paired_by_round": paired_ratios(runs, variants),
             "comparison": comparison,
             "storage_cost": storage_cost,
+            "kafka": kafka,
         }
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))
     finally:
+        if broker is not None:
+            broker.stop()
         if cluster is not None:
             minihdfs.stop(cluster)
         if not args.keep:

@@ -4,7 +4,8 @@ The same functions the Airflow tasks call, for a machine without Airflow or for 
 in a hurry: ``supervise`` runs reconcile passes, ``migrate`` drives migrations in the foreground
 (each step is recorded, so the Airflow DAG or another ``migrate`` can take over after a crash),
 ``rollback`` re-activates an earlier version and switches to it, ``airflow`` runs the local
-Airflow of ``make demo``. Exit codes: 0 success, 1 error, 5 no such job or version
+Airflow of ``make demo``. Exit codes: 0 success, 1 error, 3 the retention guard refused a
+migration from Kafka (``--accept-partial-rebuild`` goes on), 5 no such job or version
 (:mod:`jobs.cli.errors`); ``migrate`` and ``rollback`` print their progress to stderr.
 """
 
@@ -17,6 +18,10 @@ import time
 from typing import Any
 
 from jobs.cli.errors import EXIT_INVALID
+from jobs.lifecycle.retention_gate import REFUSAL
+
+EXIT_REFUSED = 3
+"""``migrate``: the retention guard refused the migration (see --accept-partial-rebuild)."""
 
 
 def register(sub: Any) -> None:
@@ -32,6 +37,9 @@ def register(sub: Any) -> None:
     p.add_argument("--resume", type=int, metavar="MIGRATION", help="resume (or retry) this migration")
     p.add_argument("--timeout", type=float, default=6 * 3600, help="seconds (default 6 h)")
     p.add_argument("--as", dest="actor", default=None, help="default: TIDEMARK_USER")
+    p.add_argument("--accept-partial-rebuild", action="store_true",
+                   help="go on when retention already deleted Kafka input the old store read "
+                        "(the new results are complete only from the earliest retained offsets)")
     p.set_defaults(func=_migrate)
 
     p = sub.add_parser("rollback", help="re-activate an earlier version; it resumes its checkpoint")
@@ -110,6 +118,9 @@ def _drive(lc: Any, mid: int, timeout: float) -> int:
     for step in m.steps:
         print(f"{step.at.isoformat()} {step.state}: {step.message}")
     print(f"migration {m.id} of {m.job}: {m.state}" + (f" ({m.error})" if m.error else ""))
+    if m.state == "failed" and (m.error or "").startswith(REFUSAL):
+        print(f"tidemark: {m.error}", file=sys.stderr)
+        return EXIT_REFUSED
     return 0 if m.state == "done" else 1
 
 
@@ -121,6 +132,8 @@ def _migrate(args: argparse.Namespace) -> int:
         print("tidemark migrate: give JOB VERSION, or --resume MIGRATION", file=sys.stderr)
         return EXIT_INVALID
     conf: dict[str, Any] = {"actor": _actor(args)}
+    if args.accept_partial_rebuild:
+        conf["accept_partial_rebuild"] = True
     if args.resume is not None:
         conf["migration_id"] = args.resume
     else:

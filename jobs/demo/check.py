@@ -28,6 +28,8 @@ from jobs.config import Settings
 
 T = TypeVar("T")
 ACTOR = "demo-check"
+KAFKA_JOB = "page_views"
+"""The example job that reads from and writes to the demo's Kafka broker."""
 SPECS = Path(__file__).resolve().parent / "specs"
 STATE_FILE = "demo.json"
 """Written by the launcher into ``TIDEMARK_HOME``: the URLs and pid of the running demo."""
@@ -182,7 +184,10 @@ def _tour(tour: Tour, settings: Settings, state: dict[str, Any]) -> None:
         tour.step(f"{name}: recovery snapshots are recorded",
                   partial(cat.snapshots, name), 60, job=name)
     for name in jobs:
+        if name == KAFKA_JOB:  # its panes go to a topic, not to the catalog
+            continue
         tour.step(f"{name}: panes are emitted", partial(cat.panes, name, limit=1), 300, job=name)
+    kafka_panes(tour, state)
     tour.step("team_scores: EARLY, ON_TIME and LATE panes",
               lambda: {p.pane.timing for p in cat.panes("team_scores")} >= {"EARLY", "ON_TIME", "LATE"},
               360, job="team_scores")
@@ -242,6 +247,31 @@ def _tour(tour: Tour, settings: Settings, state: dict[str, Any]) -> None:
     tour.step("page_views: the restarted run commits micro-batches",
               lambda: [s for s in cat.snapshots("page_views") if s.run_id == restarted.id], 360,
               job="page_views")
+
+
+def kafka_panes(tour: Tour, state: dict[str, Any]) -> None:
+    """``page_views`` read its events from Kafka and sent its panes to a topic: read them back
+    (each message's key and headers checked against its value, jobs/demo/kafka.py) and check
+    they are what the definition promises: final panes of 5-minute windows counting views."""
+    from jobs.demo.kafka import PANES_TOPIC, read_panes
+
+    bootstrap = str(state.get("kafka_bootstrap") or "")
+    if not bootstrap:
+        raise TourFailed(f"{STATE_FILE} names no Kafka broker", KAFKA_JOB)
+
+    def panes() -> list[dict[str, Any]]:
+        return [r for r in read_panes(bootstrap) if r["job"] == KAFKA_JOB]
+
+    rows = tour.step(f"{KAFKA_JOB}: panes read back from the topic {PANES_TOPIC}", panes, 360,
+                     job=KAFKA_JOB)
+    store = tour.cat.active_version(KAFKA_JOB).store_name
+    wrong = [r for r in rows if r["store"] != store or r["timing"] != "ON_TIME"
+             or r["window_end"] - r["window_start"] != 300_000
+             or json.loads(r["values"]).get("views", 0) < 1]
+    if wrong:
+        raise TourFailed(f"{KAFKA_JOB}: {len(wrong)} of {len(rows)} pane messages are not final "
+                         f"5-minute view counts of store {store}, e.g. {wrong[0]}", KAFKA_JOB)
+    print(f"  ..   {len(rows)} pane messages, {len({r['key'] for r in rows})} pages", flush=True)
 
 
 def _late_totals(cat: Catalog, job: str) -> tuple[int, int]:

@@ -3,7 +3,7 @@
 Real streams are not tidy: events arrive a little out of order, some arrive minutes late, a few
 are malformed. The generator lands one JSON-lines file per tick into each job's landing
 directory, writing to a hidden temporary name and renaming, so Spark's file source never reads a
-half-written file. Randomness and time are injected, so tests get the same files every run.
+half-written file; a stream named in ``publish`` goes to a Kafka topic instead. Randomness and time are injected, so tests get the same files every run.
 """
 
 from __future__ import annotations
@@ -99,6 +99,9 @@ class Generator:
     events_per_tick: int = 50
     disorder: Disorder = field(default_factory=Disorder)
     streams: tuple[str, ...] = tuple(STREAMS)
+    publish: dict[str, Callable[[list[str]], None]] = field(default_factory=dict)
+    """Streams that go to a Kafka topic instead of files: stream -> the function that sends a
+    tick's lines (the demo's producer, jobs/demo/kafka.py)."""
     _rng: random.Random = field(init=False)
     _ticks: int = field(init=False, default=0)
     counts: dict[str, int] = field(init=False, default_factory=dict)
@@ -116,10 +119,14 @@ class Generator:
             yield json.dumps(make(self._rng, now_ms - _lag(self._rng, self.disorder)))
 
     def tick(self) -> list[Path]:
-        """Write one file per stream; return their paths."""
+        """Write one file per stream (or send its lines to its topic); return the files."""
         now = self.clock.now_ms()
         written = []
         for stream in self.streams:
+            if stream in self.publish:
+                self.publish[stream](list(self.lines(stream, now)))
+                self.counts[stream] = self.counts.get(stream, 0) + self.events_per_tick
+                continue
             directory = self.root / stream
             directory.mkdir(parents=True, exist_ok=True)
             name = f"{now:015d}-{self._ticks:06d}.json"

@@ -1,11 +1,13 @@
 """`make demo`: the whole platform on embedded defaults, and a clean stop on Ctrl-C.
 
 What it starts, in order: the catalog (SQLite under the data dir, migrated), a first-run admin,
-the example jobs of ``jobs/demo/specs`` (desired state running), a generator that lands files
-with out-of-order, late and malformed events, local Airflow (supervisor and migration DAGs,
+the example jobs of ``jobs/demo/specs`` (desired state running), a single-node Kafka broker
+(KRaft, 127.0.0.1, a free port, data under ``<home>/kafka``; ``page_views`` reads its events
+from it and sends its panes to it, jobs/demo/kafka.py), a generator that lands files (and
+produces the ``page_views`` events) with out-of-order, late and malformed events, local Airflow (supervisor and migration DAGs,
 which launch and supervise the Spark jobs), and the Streamlit UI on 127.0.0.1. Everything it
 starts is a child it owns: Ctrl-C (or SIGTERM) stops the UI and Airflow, then the job processes
-the supervisor launched, and says what it stopped.
+the supervisor launched, then the broker, and says what it stopped.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ import yaml
 
 from jobs.catalog import Catalog, CatalogError
 from jobs.config import Settings
+from jobs.demo import kafka as demo_kafka
 from jobs.demo.check import STATE_FILE, airflow_password
 from jobs.demo.generator import Generator
+from jobs.kafka.broker import KafkaBroker
 from jobs.timeutil import SystemClock
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,6 +153,7 @@ class Demo:
     generator: GeneratorLoop
     children: list[Child] = field(default_factory=list)
     airflow: object | None = None
+    broker: KafkaBroker | None = None
 
     def stop(self) -> list[str]:
         (self.settings.home / STATE_FILE).unlink(missing_ok=True)
@@ -160,8 +165,15 @@ class Demo:
             self.airflow.stop()  # type: ignore[attr-defined]
             stopped.append("airflow")
         self.generator.stop()
+        for publish in self.generator.generator.publish.values():
+            close = getattr(publish, "close", None)
+            if close is not None:  # the Kafka producer, before its broker stops
+                close()
         stopped.append("generator")
         stopped += stop_job_runs(self.catalog)
+        if self.broker is not None:  # after the jobs, which read from and write to it
+            self.broker.stop()
+            stopped.append("kafka")
         self.catalog.close()
         return stopped
 
@@ -241,10 +253,21 @@ def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
     created = seed(catalog, landing=settings.home / "landing")
     print(f"catalog: {settings.db_url} (jobs seeded: {', '.join(created) or 'already there'};"
           f" admin {'created' if fresh_admin else 'exists'})", flush=True)
-    loop = GeneratorLoop(Generator(settings.home / "landing", SystemClock()), tick_s=tick_s)
-    loop.generator.tick()  # land a first file at once, so the jobs have input when they start
+    print("starting the Kafka broker...", flush=True)
+    broker = demo_kafka.start_broker(settings.home)
+    # the definitions name the broker as ${env:TIDEMARK_DEMO_KAFKA}: the UI, Airflow and the
+    # jobs they launch inherit it from here
+    os.environ[demo_kafka.BOOTSTRAP_ENV] = broker.bootstrap
+    try:
+        publish = {demo_kafka.STREAM: demo_kafka.producer(broker.bootstrap)}
+        loop = GeneratorLoop(Generator(settings.home / "landing", SystemClock(), publish=publish),
+                             tick_s=tick_s)
+        loop.generator.tick()  # a first file at once, so the jobs have input when they start
+    except BaseException:
+        broker.stop()
+        raise
     loop.start()
-    demo = Demo(settings, catalog, loop)
+    demo = Demo(settings, catalog, loop, broker=broker)
     try:
         env = dict(os.environ, TIDEMARK_HOME=str(settings.home), TIDEMARK_DB_URL=settings.db_url)
         demo.children.append(start_ui(settings, ui_port, env))
@@ -252,7 +275,8 @@ def start(settings: Settings, *, ui_port: int = 8501, airflow_port: int = 8080,
         demo.airflow = start_local_airflow(settings, port=airflow_port,
                                            extra_env=demo_environment())
         state = {"pid": os.getpid(), "ui_url": f"http://127.0.0.1:{ui_port}",
-                 "airflow_url": f"http://127.0.0.1:{airflow_port}", "db_url": settings.db_url}
+                 "airflow_url": f"http://127.0.0.1:{airflow_port}", "db_url": settings.db_url,
+                 "kafka_bootstrap": broker.bootstrap}
         (settings.home / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
         airflow_user = settings.value("TIDEMARK_AIRFLOW_USER") or "admin"
         trigger_supervisor(str(state["airflow_url"]), airflow_user,
@@ -300,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         f"  UI       http://127.0.0.1:{args.ui_port}   login {DEMO_ADMIN[0]} / {DEMO_ADMIN[1]}\n"
         f"  Airflow  http://127.0.0.1:{args.airflow_port}   login {airflow_user} / "
         f"{airflow_password(settings, airflow_user)}\n"
+        f"  Kafka    {demo.broker.bootstrap if demo.broker else '-'}   topics "
+        f"{', '.join(demo_kafka.TOPICS)}\n"
         f"  data     {settings.home}\n"
         "Jobs start within a minute (the supervisor DAG runs every minute). Ctrl-C stops everything.",
         flush=True,

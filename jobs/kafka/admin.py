@@ -50,17 +50,20 @@ def _consumer(conf: dict[str, str]) -> Any:
 
 
 def earliest_offsets(options: Mapping[str, str]) -> dict[Partition, int]:
-    """(topic, partition) -> earliest retained offset, for every partition of the source."""
+    """(topic, partition) -> earliest retained offset, for every partition the source reads."""
     from confluent_kafka import TopicPartition
 
     c = _consumer(client_config(options))
     try:
         out: dict[Partition, int] = {}
+        assigned = json.loads(options["assign"]) if "assign" in options else {}
         for topic in _topics(options, c):
             md = c.list_topics(topic, timeout=TIMEOUT).topics.get(topic)
             if md is None or md.error is not None:
                 raise KafkaSetupError(f"topic {topic!r} does not exist", "source.options")
             for p in sorted(md.partitions):
+                if assigned and p not in assigned[topic]:  # ``assign``: only those partitions
+                    continue
                 low, _ = c.get_watermark_offsets(TopicPartition(topic, p), timeout=TIMEOUT)
                 out[(topic, p)] = int(low)
         return out
@@ -130,12 +133,20 @@ def first_consumed(checkpoint: str | Path) -> dict[Partition, int]:
     f = Path(str(checkpoint).removeprefix("file:")) / "sources" / "0" / "0"
     if not f.is_file():
         raise KafkaSetupError(f"the old store has no Kafka start offsets at {f}", "retention")
-    text = f.read_bytes().lstrip(b"\x00").decode("utf-8")
-    lines = text.splitlines()
+    return parse_start_offsets(f.read_bytes().decode("utf-8"), str(f))
+
+
+def parse_start_offsets(text: str, where: str) -> dict[Partition, int]:
+    """The content of a checkpoint's ``sources/0/0`` (see :func:`first_consumed`)."""
+    lines = text.lstrip("\x00").splitlines()
     if not lines or not lines[0].startswith("v"):
-        raise KafkaSetupError(f"{f} is not a Kafka start-offsets file", "retention")
-    data = json.loads("\n".join(lines[1:]))
-    return {(t, int(p)): int(off) for t, parts in data.items() for p, off in parts.items()}
+        raise KafkaSetupError(f"{where} is not a Kafka start-offsets file", "retention")
+    try:
+        data = json.loads("\n".join(lines[1:]))
+        return {(t, int(p)): int(off) for t, parts in data.items() for p, off in parts.items()}
+    except (ValueError, AttributeError) as exc:
+        raise KafkaSetupError(f"{where} is not a Kafka start-offsets file: {exc}",
+                              "retention") from exc
 
 
 def preview_lines(samples: list[dict[str, Any]]) -> list[str]:

@@ -42,6 +42,7 @@ from jobs.lifecycle.catalog_port import LifecycleCatalog
 from jobs.lifecycle.decide import serving_version
 from jobs.lifecycle.errors import LifecycleError
 from jobs.lifecycle.reconcile import Supervisor
+from jobs.storage.location import join
 
 NO_WINDOWS = -(2**62)
 """Cutover watermark when the old version never committed a watermark: it owns no window."""
@@ -140,9 +141,15 @@ class Migrator:
             m = self.catalog.migration(migration_id)
             if m.state not in startable:
                 return m
+            refused, partial = self._retention_guard(m)
+            if refused is not None:
+                return refused
             if not self.catalog.job(m.job).should_run:
-                return self._cut_over_locked(m, "the job is not running: nothing serves, cut over at once")
-            m = self._step(m, "replaying", f"start v{m.to_version} on store {m.to_store} beside v{m.from_version}")
+                return self._cut_over_locked(
+                    m, "the job is not running: nothing serves, cut over at once" + partial)
+            m = self._step(
+                m, "replaying",
+                f"start v{m.to_version} on store {m.to_store} beside v{m.from_version}{partial}")
         self.supervisor.reconcile_job(m.job)  # starts the target run
         return self.catalog.migration(migration_id)
 
@@ -246,6 +253,53 @@ class Migrator:
                 sleep(poll_s)
 
     # ---- internals ---------------------------------------------------------------------------
+    def _retention_guard(self, m: MigrationInfo) -> tuple[MigrationInfo | None, str]:
+        """Before a new store rebuilds from Kafka (jobs/lifecycle/retention_gate.py): the
+        migration refused (failed) when retention deleted input the old store consumed and no
+        user accepted a partial rebuild; else ("", or the complete-from note for the step)."""
+        from jobs.kafka.errors import KafkaSetupError
+        from jobs.lifecycle import retention_gate as gate
+
+        if m.from_store == m.to_store:
+            return None, ""
+        spec = self._version(m.job, m.to_version).spec
+        settings = self.supervisor.settings
+        try:
+            verdict = gate.check_rebuild(settings, m.from_store, spec)
+        except KafkaSetupError as exc:
+            return self._refuse(m, f"{gate.REFUSAL} {exc}", {"migration_id": m.id}), ""
+        if verdict is None or verdict.complete:
+            if verdict is not None:
+                self.catalog.audit(gate.GUARD_ACTION, job=m.job, version=m.to_version,
+                                   message=f"migration {m.id}: {verdict.message()}",
+                                   data=gate.acceptance_data(verdict, migration_id=m.id))
+            return None, ""
+        events = self.catalog.catalog.audit(job=m.job, action=gate.ACCEPT_ACTION, limit=50)
+        accepted = gate.acceptance(events, migration_id=m.id, to_version=m.to_version,
+                                   from_store=m.from_store, to_store=m.to_store)
+        data = gate.acceptance_data(verdict, migration_id=m.id)
+        if accepted is None:
+            why = (f"{gate.REFUSAL} migration {m.id} refused: {verdict.message()} (tidemark "
+                   f"migrate --resume "
+                   f"{m.id} --accept-partial-rebuild, or the Migrations page)")
+            return self._refuse(m, why, data), ""
+        note = (f"; partial rebuild accepted by {accepted.actor}: results complete "
+                f"{gate.describe(verdict.complete_from)}")
+        sink = spec.get("sink") or {}
+        base = sink.get("path") or join(settings.results_root, m.job)
+        where = gate.write_complete_from(join(base, m.to_store), verdict, m.id)
+        self.catalog.audit(gate.GUARD_ACTION, job=m.job, version=m.to_version,
+                           message=f"migration {m.id}{note} (recorded in {where})",
+                           data={**data, "accepted_by": accepted.actor, "recorded_in": where})
+        return None, note
+
+    def _refuse(self, m: MigrationInfo, why: str, data: dict[str, Any]) -> MigrationInfo:
+        from jobs.lifecycle.retention_gate import GUARD_ACTION
+
+        self.catalog.audit(GUARD_ACTION, job=m.job, version=m.to_version, message=why,
+                           outcome="refused", data=data)
+        return self.catalog.update_migration(m.id, "failed", message=why, error=why)
+
     def _cut_over_locked(self, m: MigrationInfo, why: str) -> MigrationInfo:
         old = self.position(m.job, m.from_version, m.from_store)
         lateness = int(self._version(m.job, m.from_version).spec.get("allowed_lateness", 0) or 0)
@@ -256,7 +310,7 @@ class Migrator:
         else:
             cutover = old.applied - lateness
         # the catalog switches the active version in the same transaction as the cut_over step
-        if m.state == "planned":
+        if m.state in ("planned", "failed"):  # failed: a retry (start_replay(retry_failed))
             m = self._step(m, "replaying", why)
             m = self._step(m, "caught_up", why)
         return self._step(

@@ -59,7 +59,9 @@ def plan_migrations(
     ``payloads``: outbox changes from the asset events (several may be folded into one run);
     ``conf`` (manual trigger from the UI/CLI): ``{"job": J, "version": N}`` to switch ``J`` to
     version N (activating it if needed; ``"rollback": true`` records it as a roll back),
-    ``{"migration_id": M}`` to resume one, ``{"resume": true}`` to resume every open migration.
+    ``{"migration_id": M}`` to resume one, ``{"resume": true}`` to resume every open migration;
+    ``"accept_partial_rebuild": true`` records that the user accepts a rebuild from a Kafka topic
+    whose retention deleted input the old store read (jobs/lifecycle/retention_gate.py).
     """
     conf = dict(conf or {})
     actor = str(conf.get("actor") or MIGRATION_ACTOR)
@@ -99,6 +101,11 @@ def plan_migrations(
             ids.append(int(conf["migration_id"]))
         if conf.get("resume"):
             ids.extend(m.id for m in lc.catalog.migrations(unfinished=True))
+        if conf.get("accept_partial_rebuild"):  # the retention guard lets these go on
+            from jobs.lifecycle.retention_gate import accept
+
+            for mid in sorted(set(ids)):
+                accept(lc.catalog, actor, lc.catalog.migration(mid), "trigger conf")
     return sorted(set(ids))
 
 

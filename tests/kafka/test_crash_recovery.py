@@ -2,9 +2,9 @@
 micro-batches, restart it on the same checkpoint each time, and the panes, late records and
 dead letters equal an uninterrupted run's over the same topic (offsets in the checkpoint).
 
-Runs the real entry point (``python -m jobs.run JOB --until-idle``) on the native path; the
-engine path's recovery is the same mechanism (offsets log + idempotent sinks) and is covered for
-files by tests/spark/test_crash_recovery.py."""
+Runs the real entry point (``python -m jobs.run JOB --until-idle``) on both paths: the native
+one (tumbling windows, Spark's own aggregation) and the engine (session windows, count triggers,
+retractions: tidemark's engine in Spark's state store)."""
 
 from __future__ import annotations
 
@@ -64,12 +64,17 @@ def _spec(name: str, broker: KafkaBroker, topic: str, engine: bool) -> dict[str,
     return spec
 
 
+@pytest.mark.parametrize("engine", [False, True], ids=["native", "engine"])
 def test_sigkill_at_random_moments_equals_uninterrupted(
-        tmp_path: Path, broker: KafkaBroker) -> None:
+        tmp_path: Path, broker: KafkaBroker, engine: bool) -> None:
+    from jobs.definition import load_definition
+    from jobs.spark.plan import choose_plan
+
     topic = create_topic(broker, partitions=2)
     broken = _produce(broker, topic)
     job = "kcrashy"
-    spec = _spec(job, broker, topic, engine=False)
+    spec = _spec(job, broker, topic, engine=engine)
+    assert choose_plan(load_definition(spec)).native is not engine
 
     ref_home = tmp_path / "ref"
     store = _setup(ref_home, spec)

@@ -22,7 +22,8 @@ from jobs.definition.model import Definition, Source
 from jobs.definition.windows import kind_class
 from jobs.engine.arrival import Arrival
 from jobs.kafka.errors import KafkaSetupError
-from ui import auth, charts, common, defform, fmt
+from jobs.lifecycle.retention_gate import ACCEPT_ACTION
+from ui import auth, charts, common, defform, fmt, retention
 from ui.definitions import Assessment, assess, load_spec
 from ui.preview import (
     DEFAULT_SAMPLE,
@@ -452,6 +453,7 @@ with tab_preview:
 
 # ---------------------------------------------------------------- summary and save
 st.divider()
+guard_ok = True
 leftover = [(p, m) for i, (p, m) in enumerate(errors) if i not in shown]
 if errors:
     st.error(f"{len(errors)} problem(s) to fix before saving.")
@@ -481,6 +483,9 @@ else:
                        "after/every triggers, idle advance and the processing clock). Each keeps "
                        "its own kind of state, so the store changes even though no "
                        "state-shaping field did (see docs/spark.md).")
+        if editing and active_number is not None:
+            guard_ok = retention.show(retention.check(
+                cat.version(choice, active_number).store_name, raw))
     if result.changes:
         st.dataframe(
             pd.DataFrame([{"field": p, "from": fmt.change_value(p, o), "to": fmt.change_value(p, n)}
@@ -496,7 +501,10 @@ if editing:
     activate = st.checkbox("Activate after saving", value=True, key="def_activate",
                            help="Make the saved version the one the job runs (restart in place "
                            "or migration, as said above).")
-can_save = result.valid and result.kind != "unchanged"
+can_save = result.valid and result.kind != "unchanged" and (guard_ok or not activate)
+if not guard_ok and activate:
+    st.caption("Saving with 'Activate after saving' needs the acceptance of a partial rebuild "
+               "(or untick it to save without a migration).")
 label = "Create job" if not editing else "Save version"
 if st.button(label, key="def_save", type="primary", disabled=not can_save):
     if not editing:
@@ -512,6 +520,15 @@ if st.button(label, key="def_save", type="primary", disabled=not can_save):
 
         def save(actor: str) -> Any:
             saved = cat.save_version(choice, raw, actor, base_version=base_version, note=note)
+            if activate and saved.created and st.session_state.get("def_accept_partial"):
+                assert active_number is not None
+                cat.record_audit(
+                    actor, ACCEPT_ACTION, job=choice, version=saved.version.number,
+                    message=f"v{saved.version.number}: partial rebuild accepted on the Define "
+                            "page; the new results are complete only from the earliest "
+                            "retained offsets",
+                    data={"from_store": cat.version(choice, active_number).store_name,
+                          "to_store": saved.version.store_name})
             if activate and saved.created:
                 cat.activate(choice, saved.version.number, actor, note=note)
             return saved

@@ -12,7 +12,8 @@ import streamlit as st
 
 from jobs.catalog import CatalogError
 from jobs.catalog.records import MigrationInfo
-from ui import common, fmt
+from jobs.lifecycle.retention_gate import REFUSAL, accept
+from ui import auth, common, fmt
 
 cat, user = common.page_setup("read")
 st.title("Migrations")
@@ -55,6 +56,8 @@ def show(m: MigrationInfo) -> None:
     c4.metric("Cut-over watermark", fmt.instant(m.cutover_watermark))
     if m.error:
         st.error(m.error)
+    if m.state == "failed" and (m.error or "").startswith(REFUSAL):
+        accept_partial(m)
     if m.steps:
         with st.expander("Steps", expanded=not m.finished):
             st.dataframe(
@@ -62,6 +65,18 @@ def show(m: MigrationInfo) -> None:
                                "message": s.message} for s in m.steps]),
                 hide_index=True,
             )
+
+
+def accept_partial(m: MigrationInfo) -> None:
+    """The retention guard refused this migration: let an operator accept a partial rebuild
+    (an audit row the migration looks for when it is resumed)."""
+    if st.checkbox("Accept a partial rebuild (the new results are complete only from the "
+                   "earliest retained offsets)", key=f"mig_accept_{m.id}"):
+        if st.button("Record the acceptance", key=f"mig_accept_btn_{m.id}"):
+            auth.perform(cat, "operate", f"Accept a partial rebuild for migration {m.id}",
+                         lambda actor: accept(cat, actor, m, "Migrations page"))
+        st.caption(f"Then resume it: `tidemark migrate --resume {m.id}`, or trigger the "
+                   f"tidemark_migration DAG with `{{\"migration_id\": {m.id}}}`.")
 
 
 @st.fragment(run_every=common.refresh_every())
