@@ -218,6 +218,19 @@ class UICatalog(Protocol):
     ) -> list[ProgressPoint]:
         ...
 
+    def record_audit(
+        self,
+        actor: str,
+        action: str,
+        *,
+        job: str | None = None,
+        version: int | None = None,
+        outcome: str = "ok",
+        message: str = "",
+        data: Mapping[str, Any] | None = None,
+    ) -> AuditEvent:
+        ...
+
     def record_sign_in(self, name: str, client: str, method: str, reason: auth.SignInReason,
                        *, detail: str = "") -> None:
         ...
