@@ -30,9 +30,9 @@ The settings file (every key optional)::
 :class:`Settings`; every other setting (:data:`OTHER_SETTINGS`) is checked for its type here
 and handed, as text under its variable's name (:attr:`Settings.values`), to the module that
 owns its meaning (the supervisor's policy, log rotation, the UI's sessions, ...), which parses
-it exactly as it parses the variable. Three variables are not settings: ``TIDEMARK_JOB``,
+it exactly as it parses the variable. Five variables are not settings: ``TIDEMARK_JOB``,
 ``TIDEMARK_VERSION`` and ``TIDEMARK_LAUNCHED`` are written by the launcher into a job's
-environment, and ``TIDEMARK_JAR_CACHE`` is read by ``make install``'s bundle fetch
+environment, ``TIDEMARK_DEMO_KAFKA`` by ``make demo`` (its broker's address), and ``TIDEMARK_JAR_CACHE`` is read by ``make install``'s bundle fetch
 (``jobs.jvmdeps``, below this module).
 """
 
@@ -90,6 +90,9 @@ VARIABLES: dict[str, str] = {
     "TIDEMARK_JOB": "set by the launcher in a job's environment (jobs/lifecycle/process.py)",
     "TIDEMARK_VERSION": "set by the launcher in a job's environment (jobs/lifecycle/process.py)",
     "TIDEMARK_LAUNCHED": "set by the launcher in a job's environment (jobs/lifecycle/attach.py)",
+    "TIDEMARK_DEMO_KAFKA": "set by `make demo` for its jobs and UI: the demo broker's address, "
+                           "which the demo's Kafka job references as ${env:TIDEMARK_DEMO_KAFKA} "
+                           "(jobs/demo/kafka.py)",
     "TIDEMARK_LOG_LEVEL": "log level of every tidemark process (jobs/logsetup.py)",
     "TIDEMARK_LOG_MAX_BYTES": "job logs: size past which a log is rotated (jobs/logsetup.py)",
     "TIDEMARK_LOG_BACKUPS": "job logs: rotated copies kept (jobs/logsetup.py)",
