@@ -29,6 +29,7 @@ from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _session_kernels as K
 from jobs.engine.kernels.qualify import qualification_problems
+from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission, LateReason, LateRecord, RecordBatch, make_pane
 from jobs.engine.state import EngineState, KeyState, WindowState
 from jobs.engine.vectorized.keys import KeyTable
@@ -310,13 +311,7 @@ class SessionKernelEngine:
         """Accepted-late and dropped counts per (key, window) since the last drain."""
         if self.general is not None:
             return self.general.drain_late_counts()
-        rows = [
-            {"key": v[0], "window_start": v[1], "window_end": v[2], "accepted": v[3],
-             "dropped": v[4]}
-            for _, v in sorted(self.late_deltas.items())
-        ]
-        self.late_deltas.clear()
-        return rows
+        return drain_window_rows(self.late_deltas)
 
     def late_totals(self) -> list[dict[str, Any]]:
         """Accepted-late and dropped counts per key since the engine's state began."""

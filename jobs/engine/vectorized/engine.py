@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from jobs.definition.model import Definition
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
+from jobs.engine.late_rows import drain_window_rows, key_total_rows
 from jobs.engine.records import Emission, LateRecord, RecordBatch, key_json
 from jobs.engine.state import EngineState
 from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, SumAgg
@@ -180,23 +181,13 @@ class VectorizedEngine:
         """Accepted-late and dropped counts per (key, window) since the last drain."""
         if self.general is not None:
             return self.general.drain_late_counts()
-        rows = [
-            {"key": v[0], "window_start": v[1], "window_end": v[2], "accepted": v[3],
-             "dropped": v[4]}
-            for _, v in sorted(self.late_deltas.items())
-        ]
-        self.late_deltas.clear()
-        return rows
+        return drain_window_rows(self.late_deltas)
 
     def late_totals(self) -> list[dict[str, Any]]:
         """Accepted-late and dropped counts per key since the engine's state began."""
         if self.general is not None:
             return self.general.late_totals()
-        return [
-            {"key": v[0], "accepted": v[1], "dropped": v[2]}
-            for _, v in sorted(self.late_totals_by_key.items())
-            if v[1] or v[2]
-        ]
+        return key_total_rows(self.late_totals_by_key)
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
         """No processing-time timers or idle advance exist for qualifying definitions."""
