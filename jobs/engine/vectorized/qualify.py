@@ -10,6 +10,7 @@ mergeable partials (count, sum, min, max, mean). Anything else runs on the gener
 from __future__ import annotations
 
 from jobs.definition.model import Definition
+from jobs.definition.windows import kind_class
 
 VECTORIZED_FNS = frozenset({"count", "sum", "min", "max", "mean"})
 
@@ -18,7 +19,7 @@ def qualification_problems(defn: Definition) -> list[str]:
     """Why the vectorized engine cannot run ``defn`` at all (empty when it can), each naming
     the field."""
     problems: list[str] = []
-    if defn.window.type not in ("tumbling", "hopping", "global"):
+    if not kind_class(defn.window.type).fixed_by_arithmetic:
         problems.append(f"window.type: {defn.window.type} is not vectorized")
     if defn.trigger.emit != "final":
         problems.append(f"trigger.emit: {defn.trigger.emit} is not vectorized (final only)")

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from jobs.definition.model import Definition
 from jobs.definition.trigger import effective_trigger
+from jobs.definition.windows import kind_class
 from jobs.engine.core import GLOBAL_CLOSE
 from jobs.engine.engine import Engine, WatermarkMode
 from jobs.engine.errors import EngineError
@@ -53,7 +54,7 @@ def triggered_problems(defn: Definition) -> list[str]:
     """Why :class:`TriggeredEngine` cannot run ``defn`` exactly (empty when it can), each
     naming the field."""
     problems: list[str] = []
-    if defn.window.type not in ("tumbling", "hopping", "global"):
+    if not kind_class(defn.window.type).fixed_by_arithmetic:
         problems.append(f"window.type: {defn.window.type} is not run by the triggered engine")
     eff = effective_trigger(defn)
     if eff.at_expiry:
