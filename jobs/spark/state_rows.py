@@ -21,21 +21,23 @@ the same input from the same state, so it starts from the same base (``prev``) a
 same numbers. A checkpoint whose file does not reach its last committed batch (written before
 this file existed, or by a run that kept Spark's count) runs with Spark's own count once, whose
 per-batch total is written to the same file, so the next start counts for itself. The file
-belongs to the checkpoint manifest (``jobs/storage/manifest.py``).
+and that rule (``choose_counting``, ``rows_after``) belong to the checkpoint manifest
+(``jobs/storage/manifest.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from jobs.spark.errors import SparkRuntimeError
-from jobs.storage.manifest import COUNT_FILE as COUNT_FILE
 from jobs.storage.manifest import (
-    committed_batches,
+    COUNT_FILE,
+    Counting,
+    choose_counting,
     forget_state_rows,
-    has_run,
     read_state_rows,
+    rows_after,
     write_state_rows,
 )
 
@@ -43,7 +45,11 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-Counting = Literal["tidemark", "spark"]
+__all__ = [
+    "COUNT_FILE", "BatchCounts", "Counting", "StateRowCounter", "batch_counts", "choose_counting",
+    "read_counts", "rows_after",
+]
+
 TRACK_CONF = "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows"
 METRICS_CLASS = "tidemark.spark.StateMetrics"
 
@@ -67,26 +73,6 @@ class BatchCounts:
 
 def read_counts(checkpoint: str) -> dict[str, int] | None:
     return read_state_rows(checkpoint)
-
-
-def rows_after(counts: dict[str, int] | None, batch_id: int) -> int | None:
-    """The state's rows after ``batch_id`` as a count record knows them (it holds the rows
-    before and after its own batch), or None."""
-    if counts is not None and counts["batch"] == batch_id:
-        return counts["rows"]
-    if counts is not None and counts["batch"] == batch_id + 1:
-        return counts["prev"]
-    return None
-
-
-def choose_counting(checkpoint: str) -> Counting:
-    """``tidemark`` when the rows before the next batch are known: a new checkpoint, or one
-    whose file reaches its last committed batch; else ``spark`` (module docstring)."""
-    if not has_run(checkpoint):
-        return "tidemark"
-    committed = committed_batches(checkpoint)
-    last = committed[-1] if committed else -1
-    return "spark" if rows_after(read_counts(checkpoint), last) is None else "tidemark"
 
 
 class StateRowCounter:

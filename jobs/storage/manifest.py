@@ -44,6 +44,8 @@ COUNT_FILE = "tidemark_state_rows.json"
 
 KeyLayout = Literal["raw", "json"]
 TimeMode = Literal["EventTime", "ProcessingTime"]
+Counting = Literal["tidemark", "spark"]
+"""Who counts the native state's rows: tidemark from its file, or Spark (RocksDB) for a run."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +217,27 @@ def read_state_rows(checkpoint: str) -> dict[str, int] | None:
     """``{"batch", "rows", "prev"}`` of the native path's last counted batch, or None."""
     marker = _read(checkpoint, COUNT_FILE)
     return None if marker is None else {k: int(marker[k]) for k in ("batch", "rows", "prev")}
+
+
+def rows_after(counts: dict[str, int] | None, batch_id: int) -> int | None:
+    """The state's rows after ``batch_id`` as a count record knows them (it holds the rows
+    before and after its own batch), or None."""
+    if counts is not None and counts["batch"] == batch_id:
+        return counts["rows"]
+    if counts is not None and counts["batch"] == batch_id + 1:
+        return counts["prev"]
+    return None
+
+
+def choose_counting(checkpoint: str) -> Counting:
+    """``tidemark`` when the rows before the next batch are known: a new checkpoint, or one
+    whose file reaches its last committed batch; else ``spark`` for this run (a checkpoint that
+    ran without the file, or whose file is behind its commits)."""
+    if not has_run(checkpoint):
+        return "tidemark"
+    committed = committed_batches(checkpoint)
+    last = committed[-1] if committed else -1
+    return "spark" if rows_after(read_state_rows(checkpoint), last) is None else "tidemark"
 
 
 def write_state_rows(checkpoint: str, record: dict[str, int]) -> None:
