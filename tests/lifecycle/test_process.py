@@ -35,10 +35,12 @@ def test_launched_process_is_detached_logged_and_identified(tmp_path: Path) -> N
     try:
         assert os.getsid(pid) == pid  # its own session: survives the launcher's group
         assert pc.liveness(pid, "pjob", pc.host) == "alive"
+        # identity is read from the process's environment, which exists once its exec is done
+        # (a process still inside execve is trusted by pid); the job logs after its exec
+        assert _wait_for(lambda: "mode nocatalog" in (tmp_path / "p.log").read_text())
         assert pc.liveness(pid, "another_job", pc.host) == "dead"  # a reused pid is not ours
         assert pc.liveness(pid, "pjob", "some-other-host") == "unknown"
         assert pid in pc.job_processes("pjob", None)
-        assert _wait_for(lambda: "mode nocatalog" in (tmp_path / "p.log").read_text())
     finally:
         os.killpg(pid, signal.SIGKILL)
 
