@@ -5,7 +5,8 @@ shows them next to their fields as the user types (:func:`validate_raw`) and a C
 to fix a file in one go. A section whose own fields are broken is skipped by the cross-field
 rules that need it (so one typo does not produce five follow-on errors).
 
-Rules that the spec leaves open are decided here and written down in ``docs/definition.md``.
+Rules that docs/semantics.md leaves open are decided here and written down in
+``docs/definition.md``.
 """
 
 from __future__ import annotations

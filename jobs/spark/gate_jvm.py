@@ -39,8 +39,8 @@ def gate_config_text(cfg: GateConfig) -> str:
 
 
 def our_watermark(spark: SparkSession, cfg: GateConfig) -> Column:
-    """The spec's watermark before the running batch (null: none yet), as SQL: the SQL twin of
-    ``GateConfig.our_watermark`` over the batch watermark function."""
+    """The watermark of docs/semantics.md before the running batch (null: none yet), as SQL:
+    the SQL twin of ``GateConfig.our_watermark`` over the batch watermark function."""
     from pyspark.sql import functions as F
 
     spark_wm = F.call_function(register_batch_watermark(spark, cfg.checkpoint))

@@ -1,9 +1,9 @@
 """Compiling a qualifying definition to Spark's native window aggregation.
 
-Spark differs from the spec in three places, each handled here (measured in docs/spark.md):
+Spark differs from docs/semantics.md in three places, each handled here (measured in docs/spark.md):
 - late rows: Spark judges them against the previous batch's watermark; the gate judges them
-  against the current one (the spec's arrival-instant rule) and drops them first;
-- emission: Spark emits a window in append mode when its watermark >= window end; the spec's
+  against the current one (the arrival-instant rule of docs/semantics.md) and drops them first;
+- emission: Spark emits a window in append mode when its watermark >= window end; tidemark's
   ``emit: final`` emits when watermark >= end + allowed_lateness. Spark's delay is therefore
   ``delay + allowed_lateness``, and the gate adds the allowed lateness back;
 - Spark's watermark starts at 0 and never goes below 0: event times are shifted by a large

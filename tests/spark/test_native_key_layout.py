@@ -35,7 +35,7 @@ def _instants(keys: list[Any]) -> list[tuple[int, list[dict[str, Any]]]]:
     ("k STRING", ["a", "A", "1", "é\U0001f600\"\\", ""], "raw"),
     ("k BIGINT", [1, -1, 0, 9007199254740993], "raw"),
     ("k BOOLEAN", [True, False], "raw"),
-    # -0.0 and 0.0 are one group to Spark's raw grouping but two keys to the spec: JSON text
+    # -0.0 and 0.0 are one group to Spark's raw grouping but two keys to docs/semantics.md: JSON text
     ("k DOUBLE", [0.0, -0.0, 1.5, 1e300], "json"),
     ("k DATE", ["2026-01-02", "1969-12-31"], "json"),
 ])
