@@ -16,7 +16,7 @@ import json
 from typing import TYPE_CHECKING
 
 from jobs.definition.model import Definition
-from jobs.spark.extract import EVENT_TIME, KEY, Projection, agg_column, key_json, string_json
+from jobs.spark.extract import EVENT_TIME, KEY, Projection, agg_column, key_json_column, string_json
 from jobs.spark.gate import WLIM
 from jobs.spark.plan import shift_for, window_step
 
@@ -71,7 +71,7 @@ def _key_text(projection: Projection) -> Column:
         return k.cast("string")
     if projection.key_type == "string":
         return string_json(k)
-    return key_json(k)
+    return key_json_column(k)
 
 
 def _values_text(defn: Definition, projection: Projection) -> Column:
