@@ -22,7 +22,9 @@ With the vectorized engine the fired windows come out as columns
 (:class:`jobs.engine.vectorized.columns.FinalPanes`): ``replay_file`` formats their output lines
 straight from the columns (no ``Pane`` or dict per window; byte-identical to ``json.dumps`` of
 ``to_json()``, which the tests check), ``replay_lines`` builds the panes' dicts from
-``to_panes()``. Both go through one driver, :func:`_replay_chunks`.
+``to_panes()``. Both go through one driver, :func:`_replay_chunks`, typed against the engine
+protocol (:class:`~jobs.engine.WindowingEngine`) and, for that columnar output,
+:class:`ColumnarEngine`: replay never names an engine class.
 """
 
 from __future__ import annotations
@@ -32,18 +34,15 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeGuard
 
 from jobs.definition.limits import nesting_of
 from jobs.definition.model import Definition
-from jobs.engine import Engine, make_engine
+from jobs.engine import Engine, WindowingEngine, make_engine
 from jobs.engine.arrival import Arrival
 from jobs.engine.extract import RecordExtractor, instant_problem
-from jobs.engine.records import DeadLetter, Emission
+from jobs.engine.records import DeadLetter, Emission, Pane, RecordBatch
 from jobs.timeutil import TimeParseError, parse_instant
-
-if TYPE_CHECKING:
-    from jobs.engine.vectorized.columns import FinalPanes
 
 EngineChoice = Literal["general", "auto", "vectorized"]
 CONTROL_KEYS = ("$processing_time", "$watermark")
@@ -53,6 +52,58 @@ MAX_RECORD_DEPTH = 64
 """Nesting of objects and arrays in one input line; a deeper line is a dead letter."""
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 RECORD_AT_A_TIME = Arrival("record")
+
+
+class FinalPanes(Protocol):
+    """The fired windows of one engine call as columns, in emission order
+    (``jobs.engine.vectorized.columns.FinalPanes``)."""
+
+    def __len__(self) -> int: ...
+
+    def to_panes(self) -> list[Pane]:
+        """The same windows as pane objects."""
+        ...
+
+    def json_lines(self) -> list[str]:
+        """Per pane, the output line ``json.dumps(pane.to_json(), separators=(",", ":"),
+        ensure_ascii=False)`` would write, formatted from the columns."""
+        ...
+
+
+class ColumnarOutput(Protocol):
+    """The output of one call of a columnar engine: ``before`` (objects: late records, rare),
+    then ``panes``; emission order is ``before`` then ``panes``."""
+
+    @property
+    def before(self) -> list[Emission]: ...
+
+    @property
+    def panes(self) -> FinalPanes: ...
+
+
+class ColumnarEngine(WindowingEngine, Protocol):
+    """An engine that can also return its fired windows as columns (the vectorized engine):
+    the same calls as :class:`~jobs.engine.WindowingEngine`, the same output in the same
+    order, without a ``Pane`` per window."""
+
+    def ingest_columns(self, batch: RecordBatch) -> ColumnarOutput: ...
+
+    def advance_watermark_columns(self, wm_ms: int) -> ColumnarOutput: ...
+
+    def end_of_input_columns(self) -> ColumnarOutput: ...
+
+
+if TYPE_CHECKING:
+    from jobs.engine.vectorized.engine import VectorizedEngine
+
+    def _vectorized_is_columnar(eng: VectorizedEngine) -> ColumnarEngine:
+        return eng  # mypy proves the vectorized engine implements the protocol
+
+
+def is_columnar(eng: WindowingEngine) -> TypeGuard[ColumnarEngine]:
+    """Whether ``eng`` offers the columnar calls of :class:`ColumnarEngine`."""
+    return all(hasattr(eng, name) for name in (
+        "ingest_columns", "advance_watermark_columns", "end_of_input_columns"))
 
 
 @dataclass
@@ -215,9 +266,9 @@ def _replay_chunks(
     with columnar output (the vectorized one), the fired windows of a call as columns. Counts
     go to ``stats`` as the chunks are produced."""
     st = stats if stats is not None else ReplayStats()
-    eng: Any = Engine(defn) if engine == "general" else make_engine(
+    eng: WindowingEngine = Engine(defn) if engine == "general" else make_engine(
         defn, vectorized=True if engine == "vectorized" else None)
-    columnar = hasattr(eng, "ingest_columns")
+    columns: ColumnarEngine | None = eng if is_columnar(eng) else None
     extractor = RecordExtractor(defn)
     source = defn.watermark.strategy == "source"
     it = _parsed(lines)
@@ -245,8 +296,8 @@ def _replay_chunks(
         if emissions:
             yield list(emissions)
 
-    def count_columns(out: Any) -> Iterator[list[Emission] | FinalPanes]:
-        """A columnar engine output (``ColumnarOutput``): its objects, then its panes."""
+    def count_columns(out: ColumnarOutput) -> Iterator[list[Emission] | FinalPanes]:
+        """A columnar engine output: its objects, then its panes."""
         yield from count(out.before)
         if len(out.panes):
             st.panes += len(out.panes)
@@ -276,8 +327,8 @@ def _replay_chunks(
             letters = letters[len(before):]
             yield from count(before)
             unit = batch if (lo, hi) == (0, len(batch)) else batch.take(lo, hi)
-            if columnar:
-                yield from count_columns(eng.ingest_columns(unit))
+            if columns is not None:
+                yield from count_columns(columns.ingest_columns(unit))
             else:
                 yield from count(eng.ingest(unit))
         yield from count(letters)
@@ -299,22 +350,22 @@ def _replay_chunks(
         if parsed.kind == "processing_time":
             yield from count(eng.advance_processing_time(parsed.value))
         elif source:
-            if columnar:
-                yield from count_columns(eng.advance_watermark_columns(parsed.value))
+            if columns is not None:
+                yield from count_columns(columns.advance_watermark_columns(parsed.value))
             else:
                 yield from count(eng.advance_watermark(parsed.value))
         else:
             st.ignored_watermarks += 1
     yield from flush()
     if eof_flush:
-        if columnar:
-            yield from count_columns(eng.end_of_input_columns())
+        if columns is not None:
+            yield from count_columns(columns.end_of_input_columns())
         else:
             yield from count(eng.end_of_input())
 
 
-def _plain_log_units(defn: Definition, eng: Any, batch: Any, rows: list[int],
-                     dead_lines: set[int | None]) -> list[tuple[int, int]]:
+def _plain_log_units(defn: Definition, eng: WindowingEngine, batch: RecordBatch,
+                     rows: list[int], dead_lines: set[int | None]) -> list[tuple[int, int]]:
     """The records of a plain log, one unit each, merged where that cannot change anything:
     a run of records that do not move the global watermark meets one watermark either way
     (and the engine fires count triggers after each record of a key inside a unit), so the
@@ -327,7 +378,7 @@ def _plain_log_units(defn: Definition, eng: Any, batch: Any, rows: list[int],
     wmd = defn.watermark
     per_record = wmd.strategy == "bounded" and wmd.scope == "global" and (
         not defn.uses_processing_time)
-    wm = getattr(eng, "watermark", None)
+    wm = eng.watermark
     times = batch.event_times.tolist()
     dead = sorted(d for d in dead_lines if d is not None)
     cuts: list[tuple[int, int]] = []
@@ -348,9 +399,10 @@ def _plain_log_units(defn: Definition, eng: Any, batch: Any, rows: list[int],
     return cuts
 
 
-def _processing_time(eng: Any) -> int | None:
-    state = getattr(eng, "state", None)
-    pt = getattr(state, "processing_time", None)
+def _processing_time(eng: WindowingEngine) -> int | None:
+    """The engine's processing time: the general engine keeps it in its state, the compiled
+    and vectorized engines on themselves (the protocol does not name it)."""
+    pt = getattr(eng.state, "processing_time", None)
     if pt is None:
         pt = getattr(eng, "processing_time", None)
     return pt if isinstance(pt, int) else None

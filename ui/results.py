@@ -168,13 +168,14 @@ def _pane_rows(records: list[dict[str, Any]], store: str, limit: int) -> list[Pa
     return rows[-limit:]
 
 
-def open_from_panes(rows: list[PaneRow], *, sessions: bool = False) -> list[dict[str, Any]]:
+def open_from_panes(rows: list[PaneRow], *, merges: bool = False) -> list[dict[str, Any]]:
     """Windows that have emitted panes but no final (``is_last``) pane yet, per key.
 
     This is what the panes alone can tell; windows that have not fired at all (``emit: final``
-    before they close) live only in the job's state store. For session windows, a window whose
-    bounds changed (extended or merged) is a new window and the old one is gone, so a pane of
-    the same key whose interval overlaps an earlier window replaces it.
+    before they close) live only in the job's state store. Where windows ``merges`` (the kind's
+    flag: sessions), a window whose bounds changed (extended or merged) is a new window and the
+    old one is gone, so a pane of the same key whose interval overlaps an earlier window
+    replaces it.
     """
     latest: dict[tuple[str, Any, Any], dict[str, Any]] = {}
     for row in rows:
@@ -182,7 +183,7 @@ def open_from_panes(rows: list[PaneRow], *, sessions: bool = False) -> list[dict
         if p.get("retraction"):
             continue
         ident = (json.dumps(p.get("key"), sort_keys=True), p.get("window_start"), p.get("window_end"))
-        if sessions and ident[1] is not None and ident[2] is not None:
+        if merges and ident[1] is not None and ident[2] is not None:
             for other in list(latest):
                 if (other != ident and other[0] == ident[0] and other[1] is not None
                         and other[2] is not None and other[1] < ident[2] and ident[1] < other[2]):

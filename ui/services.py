@@ -37,7 +37,7 @@ def catalog() -> UICatalog:
     """The catalog for the current ``TIDEMARK_DB_URL`` (or the embedded default).
 
     Only the embedded default is brought to the head schema revision here, so a fresh checkout
-    just works; a configured (shared) catalog is never migrated by a UI process -- that is an
+    just works; a configured (shared) catalog is never upgraded by a UI process -- that is an
     operator's ``tidemark db upgrade`` -- and an out-of-date one is reported on the page.
     """
     return _open_catalog(settings().db_url, uses_embedded_catalog())

@@ -73,7 +73,7 @@ class CatalogBase:
         self._batch_writer: BatchWriter | None = None
         """Writes ``record_batch`` (created on first use; keeps one connection)."""
         if upgrade:
-            from jobs.catalog import schema  # Alembic only when asked to migrate
+            from jobs.catalog import schema  # Alembic only when asked to upgrade
 
             schema.upgrade(self.url)
         self.engine = make_db_engine(self.url)

@@ -4,7 +4,7 @@ There is no alembic.ini: :func:`alembic_config` points Alembic at the repository
 ``migrations/`` folder and passes the URL through ``Config.attributes`` (so a password with a
 ``%`` in it does not trip ConfigParser interpolation). ``tidemark db upgrade`` and
 ``Catalog(upgrade=True)`` call :func:`upgrade`; :func:`schema_diffs` is ``alembic check`` as a
-function (models versus the migrated schema).
+function (models versus the upgraded schema).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def current_revision(url: str | Engine) -> str | None:
 
 
 def schema_diffs(url: str) -> list[Any]:
-    """Differences between the ORM models and the migrated database (empty = in sync)."""
+    """Differences between the ORM models and the database at its schema revision (empty = in
+    sync)."""
     engine = make_db_engine(url)
     try:
         with engine.connect() as conn:

@@ -62,7 +62,7 @@ def _register_db(subparsers: Any, common: argparse.ArgumentParser) -> None:
     cur.add_argument("--json", action="store_true", help="machine-readable output")
     cur.set_defaults(func=_db_current)
     chk = sub.add_parser("check", parents=[common],
-                         help="compare the models with the migrated schema (exit 1 on drift)")
+                         help="compare the models with the upgraded schema (exit 1 on drift)")
     chk.add_argument("--json", action="store_true", help="machine-readable output")
     chk.set_defaults(func=_db_check)
 
@@ -252,7 +252,7 @@ def _db_check(args: argparse.Namespace) -> int:
                          sort_keys=True))
         return EXIT_ERROR if diffs else 0
     if diffs:
-        print("the models and the migrated schema differ (a revision is missing):",
+        print("the models and the upgraded schema differ (a revision is missing):",
               file=sys.stderr)
         for d in diffs:
             print(f"  {d}", file=sys.stderr)

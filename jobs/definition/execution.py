@@ -5,11 +5,11 @@ UI's "keeps the store / needs a migration" and the catalog's activation, which m
 Spark.
 
 ``native``: Spark's own ``groupBy(window(...), key).agg(...)`` in append mode, behind the gate
-(jobs/spark/gate.py). Chosen only where its final panes are provably the spec's: tumbling or
-hopping windows, ``emit: final``, a bounded global watermark on an event-time column with finite
-delay and allowed lateness, and aggregations Spark computes exactly as the engine does (count,
-sum, min, max, mean; not first/last/collect, whose tie-break is arrival order, nor
-count_distinct, which Spark cannot do in a streaming aggregation).
+(jobs/spark/gate.py). Chosen only where its final panes are provably those of docs/semantics.md:
+tumbling or hopping windows, ``emit: final``, a bounded global watermark on an event-time
+column with finite delay and allowed lateness, and aggregations Spark computes exactly as the
+engine does (count, sum, min, max, mean; not first/last/collect, whose tie-break is arrival
+order, nor count_distinct, which Spark cannot do in a streaming aggregation).
 
 ``engine``: everything else, the pure engine hosted in Spark's state store.
 

@@ -8,7 +8,7 @@ The projection produces the columns everything downstream reads:
 - ``__key``  canonical JSON text of the key (``"null"`` without a key; null = did not evaluate),
   so grouping by it keeps ``1``, ``1.0``, ``true`` and ``"1"`` apart exactly as the engine does;
   or, when asked for (``raw_key``, native path, see key_layout.py), the key's raw value, whose
-  JSON text :func:`key_json` computes later;
+  JSON text :func:`key_json_column` computes later;
 - ``__et``   event time as epoch ms (BIGINT; null = missing or did not evaluate);
 - ``__a<i>`` the input of aggregation i (timestamps as epoch ms, decimals as doubles, so values
   print like replay's);
@@ -57,7 +57,7 @@ class Projection:
     """Aggregation name -> Spark simple type name of its (converted) input."""
     source_columns: list[str]
     key_raw: bool = False
-    """``__key`` holds the raw key value (its JSON text is ``key_json(__key)``)."""
+    """``__key`` holds the raw key value (its JSON text is ``key_json_column(__key)``)."""
     key_type: str | None = None
     """Spark simple type name of the key expression (None without a key)."""
 
@@ -85,8 +85,9 @@ def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
         raise SparkRuntimeError(f"Spark rejects {expr!r}: {first}", field) from exc
 
 
-def key_json(k: Column, atomic: bool = True) -> Column:
-    """The canonical JSON text of key value ``k`` (null when ``k`` is null).
+def key_json_column(k: Column, atomic: bool = True) -> Column:
+    """The canonical JSON text of key value ``k`` (null when ``k`` is null), as a Spark column:
+    the same text as the engine's one :func:`jobs.engine.records.key_json` (non-ASCII kept).
 
     ``to_json(array(k))`` is ``[<json of k>]``. For an atomic ``k`` (string, number, boolean,
     date, ...), whose JSON text never starts with ``[`` or ends with ``]``, the brackets are
@@ -104,14 +105,14 @@ def key_json(k: Column, atomic: bool = True) -> Column:
 
 
 def key_text(k: Column, dtype: DataType) -> Column:
-    """:func:`key_json` of ``k`` of type ``dtype``, the cheapest exact way: plain strings by
-    :func:`string_json`, other atomic types by the trimmed ``to_json``, the rest by the
+    """:func:`key_json_column` of ``k`` of type ``dtype``, the cheapest exact way: plain
+    strings by :func:`string_json`, other atomic types by the trimmed ``to_json``, the rest by the
     substring (the JSON-key layout computes this for every record)."""
     from pyspark.sql.types import AtomicType
 
     if _plain_string(dtype):
         return string_json(k)
-    return key_json(k, atomic=isinstance(dtype, AtomicType))
+    return key_json_column(k, atomic=isinstance(dtype, AtomicType))
 
 
 JSON_ESCAPED = '[\\x00-\\x1f"\\\\]'
@@ -120,18 +121,19 @@ JSON_ESCAPED = '[\\x00-\\x1f"\\\\]'
 
 
 def string_json(k: Column) -> Column:
-    """:func:`key_json` of a string column, without Jackson for the common string.
+    """:func:`key_json_column` of a string column, without Jackson for the common string.
 
     Jackson writes a string that holds no character it escapes as ``"`` + text + ``"``; only a
     string with such a character, or with bytes that are not valid UTF-8 (Jackson sees them as
-    U+FFFD), takes :func:`key_json`. Profiled on the native path: ``to_json`` per pane was the
-    largest single cost of building pane rows (docs/performance.md, "What limits each number")."""
+    U+FFFD), takes :func:`key_json_column`. Profiled on the native path: ``to_json`` per pane
+    was the largest single cost of building pane rows (docs/performance.md, "What limits each
+    number")."""
     from pyspark.sql import functions as F
 
     plain = F.concat(F.lit('"'), k, F.lit('"'))
     needs_jackson = k.rlike(JSON_ESCAPED) | ~F.is_valid_utf8(k)
     return F.when(k.isNull(), F.lit(None).cast("string")).when(
-        needs_jackson, key_json(k)).otherwise(plain)
+        needs_jackson, key_json_column(k)).otherwise(plain)
 
 
 def raw_key_possible(defn: Definition, empty: DataFrame) -> bool:

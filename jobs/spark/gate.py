@@ -11,8 +11,8 @@ It runs in the executors (``mapInArrow``, one call per Arrow batch, never per re
    joined); pairs whose window is late but not expired are accepted and counted.
 
 Why not let Spark judge lateness: Spark judges late rows against the *previous* batch's
-watermark (one micro-batch more lenient than the spec), measured in docs/spark.md. The gate is
-stricter, so Spark's own filter never fires after it.
+watermark (one micro-batch more lenient than docs/semantics.md), measured in docs/spark.md.
+The gate is stricter, so Spark's own filter never fires after it.
 
 The watermark comes from the offsets log entry of the running batch (``streaming.sql.batchId``
 is a task-local property), which Spark writes before the batch and reuses when the batch is
@@ -87,7 +87,8 @@ class GateConfig:
     ``__ktext`` (Python gate) or computed where needed (JVM gate)."""
 
     def our_watermark(self, spark_watermark: int) -> int | None:
-        """The spec's watermark before a batch, from Spark's batch watermark (None = none yet)."""
+        """Our watermark (docs/semantics.md) before a batch, from Spark's batch watermark
+        (None = none yet)."""
         if spark_watermark <= 0:
             return None
         return spark_watermark - self.shift + self.allowed_lateness

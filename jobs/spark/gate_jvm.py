@@ -20,7 +20,7 @@ import json
 from typing import TYPE_CHECKING
 
 from jobs.engine.extract import EARLIEST_MS, LATEST_MS
-from jobs.spark.extract import EVENT_TIME, EVENT_TIME_OUT, KEY, key_json
+from jobs.spark.extract import EVENT_TIME, EVENT_TIME_OUT, KEY, key_json_column
 from jobs.spark.gate import LONG_MIN, WLIM, GateConfig, range_reason
 from jobs.spark.jvm import register_batch_timestamp, register_batch_watermark
 
@@ -39,8 +39,8 @@ def gate_config_text(cfg: GateConfig) -> str:
 
 
 def our_watermark(spark: SparkSession, cfg: GateConfig) -> Column:
-    """The spec's watermark before the running batch (null: none yet), as SQL: the SQL twin of
-    ``GateConfig.our_watermark`` over the batch watermark function."""
+    """The watermark of docs/semantics.md before the running batch (null: none yet), as SQL:
+    the SQL twin of ``GateConfig.our_watermark`` over the batch watermark function."""
     from pyspark.sql import functions as F
 
     spark_wm = F.call_function(register_batch_watermark(spark, cfg.checkpoint))
@@ -82,7 +82,7 @@ def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:
         needs_gate = needs_gate | key.isNull()
     record = F.struct(*[F.col(f"`{c}`") for c in cfg.source_columns])
     # a raw key's JSON text is computed only here, for the few records that reach the gate
-    key_text = key_json(key) if cfg.key_raw else key
+    key_text = key_json_column(key) if cfg.key_raw else key
     outside = (range_reason_column(F.col(EVENT_TIME_OUT))
                if EVENT_TIME_OUT in projected.columns else F.lit(None).cast("string"))
     verdict = F.call_function("tidemark_gate", F.lit(gate_config_text(cfg)), corrupt, key_text,

@@ -1,9 +1,9 @@
 """Compiling a qualifying definition to Spark's native window aggregation.
 
-Spark differs from the spec in three places, each handled here (measured in docs/spark.md):
+Spark differs from docs/semantics.md in three places, each handled here (measured in docs/spark.md):
 - late rows: Spark judges them against the previous batch's watermark; the gate judges them
-  against the current one (the spec's arrival-instant rule) and drops them first;
-- emission: Spark emits a window in append mode when its watermark >= window end; the spec's
+  against the current one (the arrival-instant rule of docs/semantics.md) and drops them first;
+- emission: Spark emits a window in append mode when its watermark >= window end; tidemark's
   ``emit: final`` emits when watermark >= end + allowed_lateness. Spark's delay is therefore
   ``delay + allowed_lateness``, and the gate adds the allowed lateness back;
 - Spark's watermark starts at 0 and never goes below 0: event times are shifted by a large
@@ -16,7 +16,7 @@ import json
 from typing import TYPE_CHECKING
 
 from jobs.definition.model import Definition
-from jobs.spark.extract import EVENT_TIME, KEY, Projection, agg_column, key_json, string_json
+from jobs.spark.extract import EVENT_TIME, KEY, Projection, agg_column, key_json_column, string_json
 from jobs.spark.gate import WLIM
 from jobs.spark.plan import shift_for, window_step
 
@@ -71,7 +71,7 @@ def _key_text(projection: Projection) -> Column:
         return k.cast("string")
     if projection.key_type == "string":
         return string_json(k)
-    return key_json(k)
+    return key_json_column(k)
 
 
 def _values_text(defn: Definition, projection: Projection) -> Column:

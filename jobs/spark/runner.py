@@ -26,7 +26,7 @@ from jobs.spark.extract import (
     KEY,
     agg_column,
     build_projection,
-    key_json,
+    key_json_column,
     raw_key_possible,
 )
 from jobs.spark.gate import KEY_TEXT, WLIM, GateConfig, make_gate
@@ -182,7 +182,7 @@ class JobRunner:
             return build_jvm_gate(projected, cfg)
         self.gate_kind = "python"
         if cfg.key_raw:  # the Python gate writes late records with the key's JSON text
-            projected = projected.withColumn(KEY_TEXT, key_json(F.col(KEY)))
+            projected = projected.withColumn(KEY_TEXT, key_json_column(F.col(KEY)))
         return projected.mapInArrow(make_gate(cfg), gate_schema)
 
     def _native_writer(self, projected: DataFrame, projection: Any) -> Any:

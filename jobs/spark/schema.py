@@ -1,7 +1,7 @@
 """Row schemas of everything the Spark runtime writes, and the definition's source schema.
 
 Results carry the definition's identity (job, version, store) on every row so that consumers can
-tell versions apart after a migration (spec: platform.md, "Migration guarantee"). ``key`` and
+tell versions apart after a migration (the migration guarantee, docs/spark.md). ``key`` and
 ``values`` are stored as canonical JSON text: one results schema fits every definition, and a
 row reads exactly like the replay output object (``key_json`` of the engine, aggregation names
 as JSON fields), which is what the parity tests compare.

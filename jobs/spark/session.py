@@ -45,7 +45,7 @@ BASE_CONF: dict[str, str] = {
 shuffle partitions of a stateful query, which is rejected for stateful operators anyway and only
 adds planning time to small micro-batches. ANSI mode is off so that an expression that cannot
 be evaluated for one record (a bad cast) yields null, and the record becomes a dead letter,
-instead of failing the whole micro-batch (the spec: malformed records never stop the job).
+instead of failing the whole micro-batch (docs/semantics.md: malformed records never stop the job).
 
 ``openCostInBytes``: Spark cuts a micro-batch's files into splits of
 ``max(openCostInBytes, total bytes / cores)``, counting every file as ``size + openCostInBytes``.

@@ -1,4 +1,4 @@
-"""Duration forms of the spec, read to milliseconds and written back."""
+"""Duration forms of docs/definition.md, read to milliseconds and written back."""
 
 from __future__ import annotations
 

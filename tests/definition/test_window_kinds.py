@@ -49,6 +49,12 @@ def test_only_tumbling_and_hopping_run_natively_on_spark() -> None:
     assert [t for t, k in KINDS.items() if k.spark_native] == ["tumbling", "hopping"]
 
 
+def test_only_sessions_merge() -> None:
+    # the Windows page replaces an overlapped open window only for kinds that merge; sliding
+    # windows overlap too but never change their bounds
+    assert [t for t, k in KINDS.items() if k.merges] == ["session"]
+
+
 @pytest.mark.parametrize(("window", "field", "message"), [
     (Window(type="hopping", size=10_000, step=20_000), "window.step",
      "must not exceed window.size (10s)"),

@@ -1,4 +1,4 @@
-"""Window assignment: the arithmetic of the spec's window table, and KIP-450 sliding windows
+"""Window assignment: the arithmetic of docs/semantics.md's window table, and KIP-450 sliding windows
 checked against a brute-force reading of the normative definition."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The transcript format and its runner (documented in docs/semantics.md).
 
 A transcript is a YAML file: a definition, replay input lines, and the replay output lines a
-user expects, worked out by hand from the spec. The runner feeds the input through the real
+user expects, worked out by hand from docs/semantics.md. The runner feeds the input through the real
 ``tidemark replay`` pipeline (JSON text lines, extraction, engine) and compares the output
 sequence in order and length; inside each expected object only the fields written are compared,
 and ISO strings in time fields are converted to epoch ms first.

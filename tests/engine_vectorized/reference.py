@@ -1,4 +1,4 @@
-"""A deliberately naive, record-at-a-time reading of the spec for ``emit: final`` on fixed and
+"""A deliberately naive, record-at-a-time reading of docs/semantics.md for ``emit: final`` on fixed and
 global windows, used to check the vectorized engine before (and besides) the general engine.
 
 Straight from docs/semantics.md: one watermark (global or per key) that is max event

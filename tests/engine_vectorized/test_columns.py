@@ -20,12 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobs.definition.model import Aggregation, Definition, Trigger, Watermark, Window
+from jobs.engine import make_engine
 from jobs.engine.engine import Engine
 from jobs.engine.records import Pane, RecordBatch, key_json
 from jobs.engine.vectorized import VectorizedEngine
 from jobs.engine.vectorized.columns import ColumnarOutput, FinalPanes
 from jobs.engine.vectorized.engine import VectorizedState
-from jobs.replay import replay_file, replay_lines
+from jobs.replay import is_columnar, replay_file, replay_lines
 from tests.engine_vectorized.strategies import Instant, definitions, instants
 from tests.engine_vectorized.test_dense_store import (
     cell_budget,
@@ -264,3 +265,15 @@ def test_replay_file_writes_the_same_bytes_with_either_engine(tmp_path: Path) ->
         assert vector.panes >= 6 and (window.type == "global" or vector.late > 0)
         objs = list(replay_lines(defn, src.read_text().splitlines(), engine="vectorized"))
         assert [dumps(o) + "\n" for o in objs] == g_bytes.decode().splitlines(keepends=True)
+
+
+def test_replay_drives_by_columns_only_the_engines_that_offer_them() -> None:
+    """Replay is typed against the engine protocols, not engine classes: it takes the columnar
+    calls where the picked engine has them (the vectorized one) and the object calls otherwise."""
+    fixed = Definition(name="r", window=Window("tumbling", size=100), key="k", event_time="t",
+                       trigger=Trigger(emit="final"), aggregations=(Aggregation("n", "count"),))
+    assert is_columnar(make_engine(fixed, vectorized=True))
+    assert not is_columnar(make_engine(fixed, vectorized=False))
+    sessions = Definition(name="s", window=Window("session", gap=100), key="k", event_time="t",
+                          trigger=Trigger(emit="final"), aggregations=(Aggregation("n", "count"),))
+    assert not is_columnar(make_engine(sessions))

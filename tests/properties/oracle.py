@@ -2,9 +2,9 @@
 
 Why this exists: the engine is incremental (windows created, merged, fired, expired one record
 at a time) and therefore hard to get right. This module computes the same answer the slow,
-obvious way, straight from the spec's definitions, for the case where nothing is late (an
+obvious way, straight from the definitions of docs/semantics.md, for the case where nothing is late (an
 infinite watermark delay, or everything in one arrival instant, followed by end of input). In
-that case every window ends up holding exactly the records the spec assigns to it, so the last
+that case every window ends up holding exactly the records the semantics assign to it, so the last
 (``emit: final``) pane of every window must equal what this module returns.
 
 It is deliberately naive, never fast:
@@ -17,8 +17,8 @@ It is deliberately naive, never fast:
 - global: all records of a key form one window;
 - aggregates are recomputed from scratch from the member records.
 
-It imports nothing from ``jobs.engine`` on purpose: it must be an independent reading of the
-spec. It only reads the definition dataclasses (``jobs.definition.model``).
+It imports nothing from ``jobs.engine`` on purpose: it must be an independent reading of
+docs/semantics.md. It only reads the definition dataclasses (``jobs.definition.model``).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class OracleRecord:
     ``values`` maps an aggregation NAME to the already evaluated input of that aggregation
     (what ``RecordBatch.columns`` holds); ``count`` with no ``of`` needs no entry. ``arrival``
     is the record's position in the stream: it breaks ties in event time for first / last /
-    collect, as the spec says.
+    collect, as docs/semantics.md says.
     """
 
     key: JsonScalar
@@ -57,10 +57,10 @@ class OracleRecord:
 class OracleWindow:
     """The final content of one window of one key.
 
-    ``start`` / ``end`` follow the output convention of the spec: ``end`` is exclusive for
+    ``start`` / ``end`` follow the output convention of docs/semantics.md: ``end`` is exclusive for
     tumbling / hopping, the inclusive end for sliding, ``last_t + gap`` for sessions, and both
     are None for the global window. ``first_event_time`` / ``last_event_time`` are the smallest
-    and largest member event times (the spec reports them for sessions and sliding windows).
+    and largest member event times (docs/semantics.md reports them for sessions and sliding windows).
     """
 
     key: JsonScalar
@@ -81,7 +81,7 @@ class OracleWindow:
 
 
 def _event_order(records: Iterable[OracleRecord]) -> list[OracleRecord]:
-    """Event-time order, ties broken by arrival (the spec's rule for first/last/collect)."""
+    """Event-time order, ties broken by arrival (docs/semantics.md's rule for first/last/collect)."""
     return sorted(records, key=lambda r: (r.event_time, r.arrival))
 
 
@@ -89,7 +89,7 @@ def aggregate(agg: Aggregation, records: Sequence[OracleRecord]) -> Any:
     """One aggregate over ``records`` from scratch.
 
     Nulls are ignored, except by ``count`` with no ``of`` (which counts records). A window
-    whose inputs are all null is treated like the spec's empty pane: count, sum and
+    whose inputs are all null is treated like docs/semantics.md's empty pane: count, sum and
     count_distinct are 0, collect is [], the others are null.
     """
     ordered = _event_order(records)
@@ -134,7 +134,7 @@ def aggregate_all(aggs: Sequence[Aggregation], records: Sequence[OracleRecord]) 
 def fixed_starts(window: Window, t: int) -> list[int]:
     """Every start ``align_to + k*step`` with ``start <= t < start + size`` (hopping/tumbling).
 
-    Enumerates k over a range that surely covers every candidate and filters by the spec's
+    Enumerates k over a range that surely covers every candidate and filters by docs/semantics.md's
     membership condition, rather than computing the answer with a formula.
     """
     size = window.size

@@ -1,4 +1,4 @@
-"""Session windows with late data, against a direct reading of the spec.
+"""Session windows with late data, against a direct reading of docs/semantics.md.
 
 Spec "Windows" (session) and "Lateness", with the engine decision of docs/semantics.md ("a
 record that overlaps a live session joins/merges it; only a record overlapping none is

@@ -1,4 +1,4 @@
-"""When early panes fire, recomputed from the spec's trigger rules (spec "Triggers").
+"""When early panes fire, recomputed from docs/semantics.md's trigger rules (docs/semantics.md "Triggers").
 
 With the watermark never passing (infinite delay), only early firings happen before end of
 input, so each window's EARLY panes can be predicted from arrivals alone:
@@ -43,7 +43,7 @@ def window_ids(defn: Definition, r: Rec) -> list[WindowId]:
 def predicted_early(
     defn: Definition, instants: list[Instant], early: dict[str, Any]
 ) -> dict[WindowId, list[tuple[int, list[int]]]]:
-    """Window -> [(emitted_at, ids)] of its EARLY panes, by the spec's rules."""
+    """Window -> [(emitted_at, ids)] of its EARLY panes, by docs/semantics.md's rules."""
     seen: dict[WindowId, list[int]] = defaultdict(list)
     pending: dict[WindowId, int] = defaultdict(int)
     timer: dict[WindowId, int] = {}

@@ -1,9 +1,10 @@
-"""Which records are late is decided by the spec's watermark, recomputed here independently.
+"""Which records are late is decided by the watermark of docs/semantics.md, recomputed here
+independently.
 
-Spec "Watermark" + "Lateness" (event basis): a record is late iff its event time is before
+docs/semantics.md "Watermark" + "Lateness" (event basis): a record is late iff its event time is before
 the watermark as it stood before its arrival instant (docs/architecture.md), and then it joins
 no window and is reported `before_watermark`. The watermark is recomputed here from the
-spec's words alone:
+document's words alone:
 - bounded: max event time seen - delay, never going back; per key under `scope: key`;
 - `idle_advance` (Bytewax EventClock): wm = base + (now - processing time the base was
   accepted at); an instant's candidate (its max event time - delay) becomes the new base only
@@ -26,7 +27,7 @@ SETTINGS = settings(max_examples=80, deadline=None)
 
 
 class _Clock:
-    """The spec's watermark for one scope (the whole job, or one key)."""
+    """The watermark of docs/semantics.md for one scope (the whole job, or one key)."""
 
     def __init__(self, delay: int, idle: bool) -> None:
         self.delay = delay

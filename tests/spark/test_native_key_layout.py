@@ -35,7 +35,7 @@ def _instants(keys: list[Any]) -> list[tuple[int, list[dict[str, Any]]]]:
     ("k STRING", ["a", "A", "1", "é\U0001f600\"\\", ""], "raw"),
     ("k BIGINT", [1, -1, 0, 9007199254740993], "raw"),
     ("k BOOLEAN", [True, False], "raw"),
-    # -0.0 and 0.0 are one group to Spark's raw grouping but two keys to the spec: JSON text
+    # -0.0 and 0.0 are one group to Spark's raw grouping but two keys to docs/semantics.md: JSON text
     ("k DOUBLE", [0.0, -0.0, 1.5, 1e300], "json"),
     ("k DATE", ["2026-01-02", "1969-12-31"], "json"),
 ])
@@ -112,7 +112,7 @@ def test_pane_text_without_to_json_is_byte_identical(spark: Any, tmp_path: Path)
     negative numbers, the long range's ends and booleans."""
     from pyspark.sql import functions as F
 
-    from jobs.spark.extract import KEY, Projection, key_json
+    from jobs.spark.extract import KEY, Projection, key_json_column
     from jobs.spark.native import _key_text, _values_text
 
     defn = definition(tmp_path, {
@@ -129,7 +129,7 @@ def test_pane_text_without_to_json_is_byte_identical(spark: Any, tmp_path: Path)
             (None, -1, -(2**31), None, big)]
     df = spark.createDataFrame(rows, f"{KEY} BIGINT, s BIGINT, lo INT, any_b BOOLEAN, n BIGINT")
     expected_values = F.to_json(F.struct("s", "lo", "any_b", "n"), {"ignoreNullFields": "false"})
-    got = df.select(_key_text(projection).alias("k"), key_json(F.col(KEY)).alias("k_json"),
+    got = df.select(_key_text(projection).alias("k"), key_json_column(F.col(KEY)).alias("k_json"),
                     _values_text(defn, projection).alias("v"), expected_values.alias("v_json"))
     out = got.collect()
     assert [r["k"] for r in out] == [r["k_json"] for r in out]
@@ -144,7 +144,7 @@ def test_string_key_text_is_jacksons(spark: Any) -> None:
     the empty string, null)."""
     from pyspark.sql import functions as F
 
-    from jobs.spark.extract import KEY, Projection, key_json
+    from jobs.spark.extract import KEY, Projection, key_json_column
     from jobs.spark.native import _key_text
 
     projection = Projection(columns=[], agg_types={}, source_columns=[], key_raw=True,
@@ -156,7 +156,7 @@ def test_string_key_text_is_jacksons(spark: Any) -> None:
     df = df.unionByName(invalid)
     reference = F.to_json(F.array(F.col(KEY)))  # "[<text>]", as Jackson writes it
     out = df.select(
-        _key_text(projection).alias("fast"), key_json(F.col(KEY)).alias("trimmed"),
+        _key_text(projection).alias("fast"), key_json_column(F.col(KEY)).alias("trimmed"),
         reference.alias("ref"), F.col(KEY).isNull().alias("is_null"),
         F.is_valid_utf8(F.col(KEY)).alias("utf8"),
     ).select(

@@ -109,7 +109,7 @@ def test_native_equals_replay_final_panes(spark: Any, tmp_path: Path, settings: 
     assert canon(spark_panes(spark, ctx), drop=("emitted_at",)) == canon(
         expected, drop=("emitted_at",))
     # emitted_at is the timestamp of the batch that emitted the pane, as its offsets log
-    # entry records it (a re-run batch writes the same value); the watermark is the spec's
+    # entry records it (a re-run batch writes the same value); the watermark is docs/semantics.md's
     # watermark before that batch
     from jobs.spark.checkpoint import read_batch_info
 

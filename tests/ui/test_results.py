@@ -29,9 +29,9 @@ def test_extended_and_merged_sessions_replace_the_old_windows() -> None:
     # the second: the merged session [0,30) is the only open one
     rows = [pane("a", 0, 10, total=1), pane("a", 20, 30, total=1), pane("a", 0, 22, total=2),
             pane("a", 0, 30, total=3)]
-    assert [(p["window_start"], p["window_end"]) for p in open_from_panes(rows, sessions=True)] == [(0, 30)]
+    assert [(p["window_start"], p["window_end"]) for p in open_from_panes(rows, merges=True)] == [(0, 30)]
     # hopping windows overlap legitimately: nothing is replaced
-    assert len(open_from_panes(rows, sessions=False)) == 4
+    assert len(open_from_panes(rows, merges=False)) == 4
 
 
 def test_retractions_are_not_windows() -> None:

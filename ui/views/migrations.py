@@ -38,7 +38,9 @@ def stage_fraction(m: MigrationInfo) -> float:
 
 
 def show(m: MigrationInfo) -> None:
-    icon = {"done": "✅", "failed": "❌", "rolled_back": "↩️"}.get(m.state, "⏳")
+    # Streamlit's own icon font: an emoji needs a font the viewer's system may not have
+    icon = {"done": ":material/check_circle:", "failed": ":material/error:",
+            "rolled_back": ":material/undo:"}.get(m.state, ":material/hourglass_top:")
     st.markdown(f"#### {icon} {m.job}: v{m.from_version} → v{m.to_version} — {m.state}")
     st.caption(f"`{m.from_store}` → `{m.to_store}`; started {fmt.when(m.created_at)} by "
                f"{m.created_by}; updated {fmt.when(m.updated_at)}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from jobs.catalog import CatalogError
+from jobs.definition.windows import kind_class
 from jobs.storage import StorageError
 from ui import charts, common, fmt
 from ui.definitions import load_spec
@@ -105,7 +106,7 @@ def live() -> None:
     chosen = st.multiselect("Keys", keys, default=keys[: min(5, len(keys))], key=f"win_keys:{name}:{store}",
                             help="Keys are shown as JSON: null is the global key.")
     shown = [r for r in rows if fmt.key(r.pane.get("key")) in chosen] if chosen else rows
-    open_windows = open_from_panes(shown, sessions=defn.window.type == "session")
+    open_windows = open_from_panes(shown, merges=kind_class(defn.window.type).merges)
     st.subheader(f"Open windows ({len(open_windows)})")
     st.caption("Windows that have emitted panes but no final pane yet. Windows that have not "
                "fired at all live only in the state store: see Recovery snapshots.")

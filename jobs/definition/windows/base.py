@@ -69,6 +69,9 @@ class WindowKind(ABC):
     bounds_from_records: ClassVar[bool]
     """The window's bounds depend on the records it holds (sessions, sliding windows): output
     shows where it currently starts and ends."""
+    merges: ClassVar[bool] = False
+    """A window's bounds change as records arrive and windows that come to overlap merge into
+    one (sessions): a pane with new bounds replaces the key's window it overlaps."""
     note: ClassVar[str] = ""
     """What a form says about the kind beside its parameters (empty: nothing)."""
 

@@ -20,6 +20,7 @@ class Session(WindowKind):
     spark_native: ClassVar[bool] = False
     fixed_by_arithmetic: ClassVar[bool] = False
     bounds_from_records: ClassVar[bool] = True
+    merges: ClassVar[bool] = True
 
     @classmethod
     def of(cls, window: Window) -> Session:

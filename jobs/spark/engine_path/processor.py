@@ -3,7 +3,7 @@
 Watermark (global scope): Spark computes it over all partitions (``withWatermark`` on the
 shifted event time, see ``plan.SHIFT_FLOOR``) and hands it to each call; the engine runs in
 ``external`` mode. The watermarked column is projected away before the operator, so Spark does
-not drop late rows itself: the engine judges lateness by the spec. Every bucket keeps one
+not drop late rows itself: the engine judges lateness by docs/semantics.md. Every bucket keeps one
 timer (``time_mode``: at ``watermark + 1`` or at ``now + 1``), so a bucket that received no
 records is still woken and its windows fire. Per-key watermarks (``scope: key``) and the
 processing clock need no global view: those engines run in ``internal`` mode.

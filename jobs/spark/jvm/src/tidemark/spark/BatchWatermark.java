@@ -12,8 +12,9 @@ import org.apache.spark.sql.api.java.UDF0;
  * Spark's watermark (or, with {@link #timestamp}, the batch timestamp) of the running
  * micro-batch of one checkpoint, read from its offsets log (local or a Hadoop URI: {@link Files}).
  *
- * Why: the spec judges lateness against the watermark as it stood before a micro-batch, but no
- * Spark SQL expression exposes it (Spark's own late-row filter uses the previous batch's). The
+ * Why: docs/semantics.md judges lateness against the watermark as it stood before a
+ * micro-batch, but no Spark SQL expression exposes it (Spark's own late-row filter uses the
+ * previous batch's). The
  * batch id is a task-local property Spark sets for every streaming task; the offsets log entry
  * of that batch is written before the batch runs and reused when it is re-run after a crash, so
  * the value is a pure function of (checkpoint, batch) and may be cached per JVM.
