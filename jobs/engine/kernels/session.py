@@ -9,17 +9,15 @@ watermark, no count triggers): one compiled pass applies the unit's records in a
 windows it expires. Python work per unit: encoding the keys and value columns, one object
 per late record and one ``Pane`` per fired window.
 
-State: a struct of arrays indexed by window slot (see :class:`SessionKernelEngine`), per-key
-arrays indexed by the key's code in a :class:`~jobs.engine.vectorized.keys.KeyTable`. Its
-snapshot *is* the general engine's (:meth:`SessionKernelEngine.to_engine_state`), so a store
-written by either engine loads in the other; a state the arrays cannot hold (or an input
-batch they cannot: non-numeric values, ints beyond 2**53, times beyond 2**60) hands over to
-the general engine for good, as the vectorized engine does.
+State: the arrays of :mod:`.session_arrays`. Its snapshot *is* the general engine's
+(:mod:`.session_state`), so a store written by either engine loads in the other; a state the
+arrays cannot hold (or an input batch they cannot: non-numeric values, ints beyond 2**53,
+times beyond 2**60) hands over to the general engine for good, as the vectorized engine does.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,31 +27,30 @@ from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _session_kernels as K
 from jobs.engine.kernels.qualify import qualification_problems
+from jobs.engine.kernels.session_arrays import (
+    AGG_KINDS,
+    I64,
+    NO_TIME,
+    TIME_LIMIT,
+    SessionArrays,
+    WatermarkMode,
+)
+from jobs.engine.kernels.session_state import (
+    SessionKernelState,
+    cannot_hold,
+    load_state,
+    to_engine_state,
+)
 from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission, LateReason, LateRecord, RecordBatch, make_pane
-from jobs.engine.state import EngineState, KeyState, WindowState
-from jobs.engine.vectorized.keys import KeyTable
-from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
+from jobs.engine.state import EngineState
+from jobs.engine.vectorized.values import Unsupported
 
-I64 = NDArray[np.int64]
-WatermarkMode = Literal["internal", "external"]
-
-AGG_KINDS = {"count": K.COUNT, "sum": K.SUM, "mean": K.SUM, "min": K.MIN, "max": K.MAX,
-             "first": K.FIRST, "last": K.LAST}
-ORDERED = ("first", "last")
-"""Aggregates whose value is any input object: the arrays hold its order (event time, arrival
-sequence) and a reference into the engine's value list."""
-EXACT_INT = 2**53
-"""Inputs of sum/mean/min/max are held as int64 and float64: ints up to this compare with
-floats exactly."""
-TIME_LIMIT = 2**60
-"""Event times and gaps the kernels take (their sums with the allowed lateness fit int64)."""
-WM_CLAMP = (-(2**62), 2**62 + 2**61)
-"""A watermark outside this range compares with every window bound as its end does."""
-NO_TIME = np.iinfo(np.int64).min
+__all__ = ["SessionKernelEngine", "SessionKernelState"]
 
 
-class SessionKernelEngine:
+
+class SessionKernelEngine(SessionArrays):
     """Same API and observable output as :class:`jobs.engine.Engine` for qualifying session
     definitions (see the module docstring)."""
 
@@ -85,101 +82,6 @@ class SessionKernelEngine:
         self._reset()
         if state is not None:
             self._load(state)
-
-    # ------------------------------------------------------------------ state arrays
-
-    def _reset(self) -> None:
-        self.keys = KeyTable()
-        self.key_head = np.zeros(0, dtype=np.int64)
-        self.key_nwin = np.zeros(0, dtype=np.int64)
-        self.key_max_t = np.zeros(0, dtype=np.int64)
-        self.late_acc = np.zeros(0, dtype=np.int64)
-        self.late_drop = np.zeros(0, dtype=np.int64)
-        self.late_deltas: dict[str, list[Any]] = {}
-        self.wm: int | None = None
-        self.ended = False
-        self.processing_time = 0
-        self.max_t: int | None = None
-        self.seq = 0
-        self.born_next = 0
-        self.int_budget = 0
-        """A bound on |any int sum| a window can reach (sums stay in int64 below 2**62)."""
-        self._cap = 0
-        m = len(self._names)
-        self.nxt = np.zeros(0, dtype=np.int64)
-        self.wkey = np.zeros(0, dtype=np.int64)
-        self.first = np.zeros(0, dtype=np.int64)
-        self.last = np.zeros(0, dtype=np.int64)
-        self.elements = np.zeros(0, dtype=np.int64)
-        self.born = np.zeros(0, dtype=np.int64)
-        self.blate = np.zeros(0, dtype=np.bool_)
-        self.used = np.zeros(0, dtype=np.bool_)
-        self.free = np.zeros(0, dtype=np.int64)
-        self.n_free = 0
-        self.cnt = np.zeros((m, 0), dtype=np.int64)
-        self.isum = np.zeros((m, 0), dtype=np.int64)
-        self.fsum = np.zeros((m, 0), dtype=np.float64)
-        self.isf = np.zeros((m, 0), dtype=np.bool_)
-        self.ei = np.zeros((m, 0), dtype=np.int64)
-        self.ef = np.zeros((m, 0), dtype=np.float64)
-        self.eisf = np.zeros((m, 0), dtype=np.bool_)
-        self.has = np.zeros((m, 0), dtype=np.bool_)
-        self.ot = np.zeros((m, 0), dtype=np.int64)
-        self.oseq = np.zeros((m, 0), dtype=np.int64)
-        self.oref = np.zeros((m, 0), dtype=np.int64)
-        self.hexp = np.zeros(0, dtype=np.int64)
-        self.hslot = np.zeros(0, dtype=np.int64)
-        self.hborn = np.zeros(0, dtype=np.int64)
-        self.hn = 0
-        """A min-heap of (expiry, slot, creation number) of the windows, stale entries (windows
-        a merge replaced) included until popped."""
-        self.objs: list[Any] = []
-        """Input values of first/last aggregations, referenced by ``oref``."""
-
-    def _ensure_slots(self, need: int) -> None:
-        """At least ``need`` free window slots (arrays grow by doubling)."""
-        if self.n_free >= need:
-            return
-        old = self._cap
-        cap = max(2 * old, old + need - self.n_free, 1024)
-
-        def grow(a: NDArray[Any]) -> NDArray[Any]:
-            shape = (*a.shape[:-1], cap)
-            out = np.zeros(shape, dtype=a.dtype)
-            out[..., :old] = a
-            return out
-
-        for name in ("nxt", "wkey", "first", "last", "elements", "born", "blate", "used", "cnt",
-                     "isum", "fsum", "isf", "ei", "ef", "eisf", "has", "ot", "oseq", "oref"):
-            setattr(self, name, grow(getattr(self, name)))
-        free = np.zeros(cap, dtype=np.int64)
-        free[: self.n_free] = self.free[: self.n_free]
-        # new slots on the stack, lowest on top (reused first)
-        new = np.arange(cap - 1, old - 1, -1, dtype=np.int64)
-        free[self.n_free: self.n_free + len(new)] = new
-        self.free = free
-        self.n_free += len(new)
-        self._cap = cap
-
-    def _ensure_heap(self, need: int) -> None:
-        if self.hn + need <= len(self.hexp):
-            return
-        cap = max(2 * len(self.hexp), self.hn + need, 1024)
-        for name in ("hexp", "hslot", "hborn"):
-            a = getattr(self, name)
-            out = np.zeros(cap, dtype=np.int64)
-            out[: self.hn] = a[: self.hn]
-            setattr(self, name, out)
-
-    def _grow_keys(self) -> None:
-        extra = len(self.keys) - len(self.key_head)
-        if extra > 0:
-            self.key_head = np.concatenate([self.key_head, np.full(extra, -1, dtype=np.int64)])
-            z = np.zeros(extra, dtype=np.int64)
-            self.key_nwin = np.concatenate([self.key_nwin, z])
-            self.key_max_t = np.concatenate([self.key_max_t, np.full(extra, NO_TIME)])
-            self.late_acc = np.concatenate([self.late_acc, z])
-            self.late_drop = np.concatenate([self.late_drop, z])
 
     # ------------------------------------------------------------------ public API
 
@@ -327,54 +229,6 @@ class SessionKernelEngine:
 
     # ------------------------------------------------------------------ internals
 
-    def _wm_arg(self) -> int:
-        if self.wm is None:
-            return 0
-        return min(max(self.wm, WM_CLAMP[0]), WM_CLAMP[1])
-
-    def _columns(
-        self, batch: RecordBatch, n: int
-    ) -> tuple[NDArray[np.bool_], NDArray[np.float64], I64, NDArray[np.bool_], I64, int]:
-        """The aggregation inputs as (aggregation, record) arrays, and the int-sum budget they
-        use; raises :class:`Unsupported` (before any state changes) for values the arrays
-        cannot hold exactly."""
-        m = len(self._names)
-        valid = np.ones((m, n), dtype=np.bool_)
-        vf = np.zeros((m, n), dtype=np.float64)
-        vi = np.zeros((m, n), dtype=np.int64)
-        visf = np.zeros((m, n), dtype=np.bool_)
-        vref = np.zeros((m, n), dtype=np.int64)
-        objs: list[Any] = []
-        budget = 0
-        for j, (name, fn, star) in enumerate(zip(self._names, self._fns, self._star,
-                                                 strict=True)):
-            if star:
-                continue
-            raw = batch.columns.get(name)
-            if raw is None:
-                raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
-            if fn == "count":
-                valid[j] = null_mask(raw, n)
-                continue
-            if fn in ORDERED:
-                valid[j] = null_mask(raw, n)
-                vref[j] = np.arange(n, dtype=np.int64) + len(self.objs) + len(objs)
-                objs.extend(raw.tolist() if isinstance(raw, np.ndarray) else raw)
-                continue
-            col = numeric_column(name, raw, n)
-            if col.max_abs_int > EXACT_INT:
-                raise Unsupported(f"column {name!r}: integers beyond 2**53")
-            valid[j] = col.valid
-            vf[j] = col.f
-            vi[j] = col.i
-            visf[j] = col.is_float
-            if fn in ("sum", "mean"):
-                budget = max(budget, n * col.max_abs_int)
-        if self.int_budget + budget >= 2**62:
-            raise Unsupported("integer sums could leave 64 bits")
-        self.objs.extend(objs)  # nothing raised: the references are the engine's now
-        return valid, vf, vi, visf, vref, budget
-
     def _late(self, batch: RecordBatch, codes: I64, status: NDArray[np.int8], start: I64,
               end: I64) -> list[Emission]:
         """Late lines (arrival order) and late counts of one unit's judged records."""
@@ -445,66 +299,13 @@ class SessionKernelEngine:
             self._compact_objs()
         return panes
 
-    def _compact_objs(self) -> None:
-        """Drop first/last input values no open session refers to, when they are most of the
-        list (it grows by every batch's values)."""
-        live = self.has & self.used[None, :] & (self.oref >= 0)
-        for j, fn in enumerate(self._fns):
-            if fn not in ORDERED:
-                live[j] = False
-        n_live = int(live.sum())
-        if 4 * n_live >= len(self.objs):
-            return
-        refs = self.oref[live]
-        objs = self.objs
-        self.objs = [objs[r] for r in refs.tolist()]
-        self.oref[live] = np.arange(n_live, dtype=np.int64)
-
-    def _values(self, slots: I64) -> list[dict[str, Any]]:
-        """The ``values`` dict of each session in ``slots`` (aggregates.result's rules)."""
-        cols: list[list[Any]] = []
-        for j, fn in enumerate(self._fns):
-            cnt = self.cnt[j, slots]
-            if fn == "count":
-                cols.append(cnt.tolist())
-                continue
-            isf = self.isf[j, slots]
-            if fn in ("sum", "mean"):
-                if fn == "mean":
-                    num = np.where(isf, self.fsum[j, slots],
-                                   self.isum[j, slots].astype(np.float64))
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        mean = num / cnt
-                    cols.append([None if c == 0 else x
-                                 for c, x in zip(cnt.tolist(), mean.tolist(), strict=True)])
-                elif isf.any():
-                    cols.append([f if b else i for i, f, b in zip(
-                        self.isum[j, slots].tolist(), self.fsum[j, slots].tolist(),
-                        isf.tolist(), strict=True)])
-                else:
-                    cols.append(self.isum[j, slots].tolist())
-                continue
-            has = self.has[j, slots].tolist()
-            if fn in ORDERED:
-                objs = self.objs
-                cols.append([objs[r] if h else None
-                             for h, r in zip(has, self.oref[j, slots].tolist(), strict=True)])
-                continue
-            eisf = self.eisf[j, slots].tolist()
-            cols.append([
-                (f if b else i) if h else None
-                for h, b, i, f in zip(has, eisf, self.ei[j, slots].tolist(),
-                                      self.ef[j, slots].tolist(), strict=True)
-            ])
-        names = self._names
-        return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
-
     def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
         """Convert the state to the general engine's and let it run from now on (this batch
         included): exactness over speed for input the arrays cannot hold."""
         self.handed_over_because = why
         self.general = Engine(self.defn, state=self.to_engine_state(), watermark=self.mode)
         return self.general.ingest(batch)
+
 
     # ------------------------------------------------------------------ state conversion
 
@@ -513,57 +314,7 @@ class SessionKernelEngine:
         general engine would hold after the same calls)."""
         if self.general is not None:
             return self.general.state
-        st = EngineState(
-            processing_time=self.processing_time, watermark=self.wm, ended=self.ended,
-            max_event_time=self.max_t, seq=self.seq,
-            late_deltas={k: list(v) for k, v in self.late_deltas.items()},
-        )
-        present = np.flatnonzero((self.key_nwin > 0) | (self.late_acc > 0)
-                                 | (self.late_drop > 0))
-        kjs = self.keys.json_array()
-        slots = np.flatnonzero(self.used)
-        slots = slots[np.argsort(self.born[slots], kind="stable")]
-        by_key: dict[int, list[int]] = {}
-        for w in slots.tolist():
-            by_key.setdefault(int(self.wkey[w]), []).append(w)
-        for c in present.tolist():
-            mt = int(self.key_max_t[c])
-            ks = KeyState(
-                key=self.keys.values[c], max_event_time=None if mt == NO_TIME else mt,
-                late_accepted=int(self.late_acc[c]), late_dropped=int(self.late_drop[c]),
-            )
-            for w in by_key.get(c, []):
-                first, last = int(self.first[w]), int(self.last[w])
-                close = last + self._gap
-                n = int(self.elements[w])
-                ks.windows[first] = WindowState(
-                    start=first, end=close, close=close, accs=self._accs(w), first_t=first,
-                    last_t=last, elements=n, pending=n, emitted=0,
-                    passed=self.wm is not None and self.wm >= close,
-                    born_late=bool(self.blate[w]),
-                )
-            st.keys[str(kjs[c])] = ks
-        return st
-
-    def _accs(self, w: int) -> list[Any]:
-        """Window slot ``w``'s accumulators as :mod:`jobs.engine.aggregates` holds them."""
-        out: list[Any] = []
-        for j, fn in enumerate(self._fns):
-            s: Any = float(self.fsum[j, w]) if self.isf[j, w] else int(self.isum[j, w])
-            if fn == "count":
-                out.append(int(self.cnt[j, w]))
-            elif fn == "sum":
-                out.append(s)
-            elif fn == "mean":
-                out.append([s, int(self.cnt[j, w])])
-            elif not self.has[j, w]:
-                out.append(None)
-            elif fn in ORDERED:
-                out.append([int(self.ot[j, w]), int(self.oseq[j, w]),
-                            self.objs[int(self.oref[j, w])]])
-            else:
-                out.append(float(self.ef[j, w]) if self.eisf[j, w] else int(self.ei[j, w]))
-        return out
+        return to_engine_state(self)
 
     def _load(self, state: Any) -> None:
         """Start from a general-engine state or snapshot (the format both engines write);
@@ -571,156 +322,9 @@ class SessionKernelEngine:
         if isinstance(state, SessionKernelState):
             state = state.snapshot()
         st = state if isinstance(state, EngineState) else EngineState.restore(state)
-        why = self._cannot_hold(st)
+        why = cannot_hold(self, st)
         if why is not None:
             self.handed_over_because = why
             self.general = Engine(self.defn, state=st, watermark=self.mode)
             return
-        self.wm, self.ended = st.watermark, st.ended
-        self.processing_time, self.max_t, self.seq = st.processing_time, st.max_event_time, st.seq
-        self.late_deltas = {k: list(v) for k, v in st.late_deltas.items()}
-        wins = [(ks, w) for ks in st.keys.values() for w in ks.windows.values()]
-        codes = self.keys.encode([ks.key for ks in st.keys.values()]) if st.keys else np.zeros(
-            0, dtype=np.int64)
-        self._grow_keys()
-        self._ensure_slots(len(wins))
-        code_of = {id(ks): int(c) for ks, c in zip(st.keys.values(), codes.tolist(),
-                                                   strict=True)}
-        for ks in st.keys.values():
-            c = code_of[id(ks)]
-            self.late_acc[c] = ks.late_accepted
-            self.late_drop[c] = ks.late_dropped
-            self.key_max_t[c] = NO_TIME if ks.max_event_time is None else ks.max_event_time
-        budget = 0
-        for ks, w in wins:
-            c = code_of[id(ks)]
-            self.n_free -= 1
-            slot = int(self.free[self.n_free])
-            self.used[slot] = True
-            self.wkey[slot] = c
-            assert w.first_t is not None and w.last_t is not None  # _cannot_hold checked
-            self.first[slot] = w.first_t
-            self.last[slot] = w.last_t
-            self.elements[slot] = w.elements
-            self.blate[slot] = w.born_late
-            self.born[slot] = self.born_next
-            self.born_next += 1
-            self.nxt[slot] = self.key_head[c]
-            self.key_head[c] = slot
-            self.key_nwin[c] += 1
-            for j, (fn, acc) in enumerate(zip(self._fns, w.accs, strict=True)):
-                self._set_acc(j, slot, fn, acc)
-                if fn in ("sum", "mean"):
-                    s = acc if fn == "sum" else acc[0]
-                    if type(s) is int:
-                        budget = max(budget, abs(s))
-        self.int_budget = budget
-        slots = np.flatnonzero(self.used)
-        exp = self.last[slots] + self._gap + self._al
-        order = np.argsort(exp, kind="stable")  # a sorted array is a heap
-        self._ensure_heap(len(slots))
-        self.hn = len(slots)
-        self.hexp[: self.hn] = exp[order]
-        self.hslot[: self.hn] = slots[order]
-        self.hborn[: self.hn] = self.born[slots[order]]
-
-    def _set_acc(self, j: int, slot: int, fn: str, acc: Any) -> None:
-        for arr in (self.cnt, self.isum, self.ei):
-            arr[j, slot] = 0
-        for farr in (self.fsum, self.ef):
-            farr[j, slot] = 0.0
-        for barr in (self.isf, self.eisf, self.has):
-            barr[j, slot] = False
-        self.ot[j, slot] = self.oseq[j, slot] = 0
-        self.oref[j, slot] = -1
-        if fn == "count":
-            self.cnt[j, slot] = acc
-            return
-        if fn in ("sum", "mean"):
-            s = acc if fn == "sum" else acc[0]
-            if fn == "mean":
-                self.cnt[j, slot] = acc[1]
-            if type(s) is float:
-                self.isf[j, slot] = True
-                self.fsum[j, slot] = s
-            else:
-                self.isum[j, slot] = s
-            return
-        if acc is not None and fn in ORDERED:
-            self.has[j, slot] = True
-            self.ot[j, slot], self.oseq[j, slot] = acc[0], acc[1]
-            self.oref[j, slot] = len(self.objs)
-            self.objs.append(acc[2])
-        elif acc is not None:
-            self.has[j, slot] = True
-            if type(acc) is float:
-                self.eisf[j, slot] = True
-                self.ef[j, slot] = acc
-            else:
-                self.ei[j, slot] = acc
-                self.ef[j, slot] = float(acc)
-
-    def _cannot_hold(self, st: EngineState) -> str | None:
-        """Why the arrays cannot hold ``st`` exactly (None when they can)."""
-        if st.idle_base is not None:
-            return "state: an idle-advance base"
-        gap = self._gap
-        for kj, ks in st.keys.items():
-            if ks.records or ks.watermark is not None or ks.idle_base is not None:
-                return f"state: key {kj} holds sliding records or a key watermark"
-            for w in ks.windows.values():
-                if (w.emitted or w.timer is not None or w.retract or w.last_pane is not None
-                        or w.first_t is None or w.last_t is None or w.start != w.first_t
-                        or w.close != w.last_t + gap or w.pending != w.elements
-                        or abs(w.first_t) > TIME_LIMIT or abs(w.last_t) > TIME_LIMIT):
-                    return f"state: key {kj} holds a window of another kind"
-                for fn, acc in zip(self._fns, w.accs, strict=True):
-                    if not _representable(fn, acc):
-                        return f"state: key {kj} holds a {fn} accumulator beyond the arrays"
-        return None
-
-
-def _num_ok(v: Any) -> bool:
-    if type(v) is int:
-        return abs(v) <= EXACT_INT
-    return type(v) is float and v == v
-
-
-def _representable(fn: str, acc: Any) -> bool:
-    if fn == "count":
-        return type(acc) is int
-    if fn == "sum":
-        return _num_ok(acc) or (type(acc) is int and abs(acc) < 2**62)
-    if fn == "mean":
-        return (isinstance(acc, list) and len(acc) == 2 and type(acc[1]) is int
-                and (_num_ok(acc[0]) or (type(acc[0]) is int and abs(acc[0]) < 2**62)))
-    if fn in ORDERED:
-        return acc is None or (isinstance(acc, list) and len(acc) == 3 and type(acc[0]) is int
-                               and type(acc[1]) is int and abs(acc[0]) <= TIME_LIMIT
-                               and 0 <= acc[1] < 2**62)
-    return acc is None or _num_ok(acc)
-
-
-class SessionKernelState:
-    """The session kernel engine's state as the Engine API exposes it: a live view whose
-    ``snapshot()`` is the general engine's snapshot of the same state."""
-
-    def __init__(self, engine: SessionKernelEngine) -> None:
-        self._engine = engine
-
-    @property
-    def processing_time(self) -> int:
-        return self._engine.processing_time
-
-    def snapshot(self) -> dict[str, Any]:
-        return self._engine.to_engine_state().snapshot()
-
-    def to_engine_state(self) -> EngineState:
-        return self._engine.to_engine_state()
-
-    @classmethod
-    def restore(cls, d: dict[str, Any], *, copy_data: bool = True) -> EngineState:
-        """The state a snapshot describes (the general engine's format, which
-        :class:`SessionKernelEngine` takes as ``state=``)."""
-        return EngineState.restore(d, copy_data=copy_data)
-
+        load_state(self, st)
