@@ -20,29 +20,23 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from jobs.definition.model import Definition
+from jobs.definition.trigger import effective_trigger
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _session_kernels as K
 from jobs.engine.kernels.qualify import qualification_problems
-from jobs.engine.kernels.session_arrays import (
-    AGG_KINDS,
-    I64,
-    NO_TIME,
-    TIME_LIMIT,
-    SessionArrays,
-    WatermarkMode,
-)
+from jobs.engine.kernels.session_arrays import AGG_KINDS, I64, TIME_LIMIT, WatermarkMode
 from jobs.engine.kernels.session_state import (
     SessionKernelState,
     cannot_hold,
     load_state,
     to_engine_state,
 )
+from jobs.engine.kernels.session_triggers import TriggeredSessions
 from jobs.engine.late_rows import drain_window_rows
-from jobs.engine.records import Emission, LateReason, LateRecord, RecordBatch, make_pane
+from jobs.engine.records import Emission, RecordBatch, make_pane
 from jobs.engine.state import EngineState
 from jobs.engine.vectorized.values import Unsupported
 
@@ -50,7 +44,7 @@ __all__ = ["SessionKernelEngine", "SessionKernelState"]
 
 
 
-class SessionKernelEngine(SessionArrays):
+class SessionKernelEngine(TriggeredSessions):
     """Same API and observable output as :class:`jobs.engine.Engine` for qualifying session
     definitions (see the module docstring)."""
 
@@ -76,6 +70,15 @@ class SessionKernelEngine(SessionArrays):
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
         self._kinds = np.array([AGG_KINDS[fn] for fn in self._fns], dtype=np.int64)
+        plan = effective_trigger(defn)
+        self._triggered = plan.emit != "final"
+        self._early_count = (plan.early.count or 1) if (
+            plan.early is not None and plan.early.kind == "count") else 0
+        self._late_count = (plan.late.count or 1) if (
+            plan.late is not None and plan.late.kind == "count") else 0
+        self._at_window_end, self._at_expiry = plan.at_window_end, plan.at_expiry
+        self._discarding = defn.accumulation == "discarding"
+        self._retracting = defn.accumulation == "retracting"
         self.general: Engine | None = None
         """Set once the engine handed over to the general engine (see ``_hand_over``)."""
         self.handed_over_because: str | None = None
@@ -137,6 +140,9 @@ class SessionKernelEngine(SessionArrays):
         self._grow_keys()
         self._ensure_slots(n)
         self._ensure_heap(n)
+        if self._triggered:
+            fired = self._ingest_triggered(batch, codes, valid, vf, vi, visf, vref)
+            return self._after_unit(codes, times, fired)
         status = np.empty(n, dtype=np.int8)
         out_start = np.empty(n, dtype=np.int64)
         out_end = np.empty(n, dtype=np.int64)
@@ -152,6 +158,10 @@ class SessionKernelEngine(SessionArrays):
         )
         self.seq += n
         out: list[Emission] = self._late(batch, codes, status, out_start, out_end)
+        return self._after_unit(codes, times, out)
+
+    def _after_unit(self, codes: I64, times: I64, out: list[Emission]) -> list[Emission]:
+        """Max event times, the watermark advance, and the panes it fires."""
         np.maximum.at(self.key_max_t, codes, times)
         tmax = int(times.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
@@ -201,10 +211,12 @@ class SessionKernelEngine(SessionArrays):
         out = []
         for i, w in enumerate(slots.tolist()):
             first, last, n = int(self.first[w]), int(self.last[w]), int(self.elements[w])
+            pending, emitted = (int(self.pending[w]), int(self.emitted[w])) if (
+                self._triggered) else (n, 0)
             out.append({
                 "key": self.keys.values[int(self.wkey[w])], "window_start": first,
-                "window_end": last + self._gap, "elements": n, "pending": n,
-                "panes_emitted": 0, "values": values[i], "first_event_time": first,
+                "window_end": last + self._gap, "elements": n, "pending": pending,
+                "panes_emitted": emitted, "values": values[i], "first_event_time": first,
                 "last_event_time": last,
             })
         return out
@@ -229,42 +241,12 @@ class SessionKernelEngine(SessionArrays):
 
     # ------------------------------------------------------------------ internals
 
-    def _late(self, batch: RecordBatch, codes: I64, status: NDArray[np.int8], start: I64,
-              end: I64) -> list[Emission]:
-        """Late lines (arrival order) and late counts of one unit's judged records."""
-        idx = np.flatnonzero(status != K.JOINED)
-        if len(idx) == 0:
-            return []
-        out: list[Emission] = []
-        kjs = self.keys.json_array()
-        values = self.keys.values
-        times = batch.event_times
-        records = batch.records
-        for i, c, how, ws, we in zip(idx.tolist(), codes[idx].tolist(), status[idx].tolist(),
-                                     start[idx].tolist(), end[idx].tolist(), strict=True):
-            key = values[c]
-            accepted = how == K.ACCEPTED_LATE
-            if not accepted:
-                reason: LateReason = (
-                    "before_watermark" if how == K.DROPPED_BEFORE_WM else "expired")
-                out.append(LateRecord(key, int(times[i]), ws, we, reason,
-                                      records[i] if records is not None else None))
-            dk = f"{kjs[c]}|{ws}|{we}"
-            row = self.late_deltas.get(dk)
-            if row is None:
-                row = self.late_deltas[dk] = [key, ws, we, 0, 0]
-            if accepted:
-                row[3] += 1
-                self.late_acc[c] += 1
-            else:
-                row[4] += 1
-                self.late_drop[c] += 1
-        return out
-
     def _fire(self, touched: I64 | None) -> list[Emission]:
         """Emit and free every session the watermark expires (all of them at the end), by
         window end, key JSON, window start; then forget the per-key data of keys left with
         no session and no late counts, as the general engine forgets such keys."""
+        if self._triggered:
+            return self._fire_triggered(touched)
         if self.wm is None and not self.ended:
             return []
         wm = self._wm_arg()
@@ -291,10 +273,7 @@ class SessionKernelEngine(SessionArrays):
                                             values, strict=True)
             ]
             touched = k if touched is None else np.concatenate([touched, k])
-        if touched is not None and len(touched):
-            gone = touched[(self.key_nwin[touched] == 0) & (self.late_acc[touched] == 0)
-                           & (self.late_drop[touched] == 0)]
-            self.key_max_t[gone] = NO_TIME
+        self._forget_idle_keys(touched)
         if len(self.objs) > 65536:
             self._compact_objs()
         return panes

@@ -45,10 +45,21 @@ class SessionArrays:
     defn: Definition
     _gap: int
     _al: int
+    _event_basis: bool
     _names: list[str]
     _fns: list[str]
     _star: list[bool]
     _kinds: I64
+    _triggered: bool
+    """Panes fire before expiry (``trigger.emit`` is not ``final``): ``pending``,
+    ``emitted``, ``rflag`` and the retraction dicts are kept."""
+    _early_count: int
+    _late_count: int
+    """The count of ``early {count}`` / ``late {count}`` (0: no such trigger)."""
+    _at_window_end: bool
+    _at_expiry: bool
+    _discarding: bool
+    _retracting: bool
 
 
     def _reset(self) -> None:
@@ -74,6 +85,14 @@ class SessionArrays:
         self.first = np.zeros(0, dtype=np.int64)
         self.last = np.zeros(0, dtype=np.int64)
         self.elements = np.zeros(0, dtype=np.int64)
+        self.pending = np.zeros(0, dtype=np.int64)
+        self.emitted = np.zeros(0, dtype=np.int64)
+        self.rflag = np.zeros(0, dtype=np.bool_)
+        """Triggered path only: elements since the last pane, panes emitted, and whether the
+        window holds panes to retract (its last pane, or replaced sessions' panes)."""
+        self.last_pane: dict[int, dict[str, Any]] = {}
+        self.retract: dict[int, list[dict[str, Any]]] = {}
+        """Retracting mode: ``WindowState.last_pane`` / ``retract`` by creation number."""
         self.born = np.zeros(0, dtype=np.int64)
         self.blate = np.zeros(0, dtype=np.bool_)
         self.used = np.zeros(0, dtype=np.bool_)
@@ -94,8 +113,10 @@ class SessionArrays:
         self.hslot = np.zeros(0, dtype=np.int64)
         self.hborn = np.zeros(0, dtype=np.int64)
         self.hn = 0
-        """A min-heap of (expiry, slot, creation number) of the windows, stale entries (windows
-        a merge replaced) included until popped."""
+        """A min-heap of (deadline, slot, tag) of the windows, stale entries (windows a merge
+        replaced) included until popped. ``emit: final``: the expiry and the creation number;
+        triggered: the close (tag ``2 * born``) until the window passes, then the expiry
+        (``2 * born + 1``)."""
         self.objs: list[Any] = []
         """Input values of first/last aggregations, referenced by ``oref``."""
 
@@ -112,7 +133,8 @@ class SessionArrays:
             out[..., :old] = a
             return out
 
-        for name in ("nxt", "wkey", "first", "last", "elements", "born", "blate", "used", "cnt",
+        for name in ("nxt", "wkey", "first", "last", "elements", "pending", "emitted",
+                     "rflag", "born", "blate", "used", "cnt",
                      "isum", "fsum", "isf", "ei", "ef", "eisf", "has", "ot", "oseq", "oref"):
             setattr(self, name, grow(getattr(self, name)))
         free = np.zeros(cap, dtype=np.int64)

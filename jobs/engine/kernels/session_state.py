@@ -49,12 +49,17 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
             first, last = int(eng.first[w]), int(eng.last[w])
             close = last + eng._gap
             n = int(eng.elements[w])
-            ks.windows[first] = WindowState(
+            win = ks.windows[first] = WindowState(
                 start=first, end=close, close=close, accs=_accs(eng, w), first_t=first,
                 last_t=last, elements=n, pending=n, emitted=0,
                 passed=eng.wm is not None and eng.wm >= close,
                 born_late=bool(eng.blate[w]),
             )
+            if eng._triggered:
+                born = int(eng.born[w])
+                win.pending, win.emitted = int(eng.pending[w]), int(eng.emitted[w])
+                win.last_pane = eng.last_pane.get(born)
+                win.retract = list(eng.retract.get(born, ()))
         st.keys[str(kjs[c])] = ks
     return st
 
@@ -111,6 +116,12 @@ def load_state(eng: SessionArrays, st: EngineState) -> None:
         eng.elements[slot] = w.elements
         eng.blate[slot] = w.born_late
         eng.born[slot] = eng.born_next
+        eng.pending[slot], eng.emitted[slot] = w.pending, w.emitted
+        eng.rflag[slot] = bool(w.retract) or w.last_pane is not None
+        if w.last_pane is not None:
+            eng.last_pane[eng.born_next] = w.last_pane
+        if w.retract:
+            eng.retract[eng.born_next] = list(w.retract)
         eng.born_next += 1
         eng.nxt[slot] = eng.key_head[c]
         eng.key_head[c] = slot
@@ -123,13 +134,19 @@ def load_state(eng: SessionArrays, st: EngineState) -> None:
                     budget = max(budget, abs(s))
     eng.int_budget = budget
     slots = np.flatnonzero(eng.used)
-    exp = eng.last[slots] + eng._gap + eng._al
+    close = eng.last[slots] + eng._gap
+    exp = close + eng._al
+    tag = eng.born[slots]
+    if eng._triggered:  # a window the watermark has not passed waits for its close
+        passed = np.full(len(slots), False) if st.watermark is None else st.watermark >= close
+        exp = np.where(passed, exp, close)
+        tag = 2 * tag + passed
     order = np.argsort(exp, kind="stable")  # a sorted array is a heap
     eng._ensure_heap(len(slots))
     eng.hn = len(slots)
     eng.hexp[: eng.hn] = exp[order]
     eng.hslot[: eng.hn] = slots[order]
-    eng.hborn[: eng.hn] = eng.born[slots[order]]
+    eng.hborn[: eng.hn] = tag[order]
 
 
 def _set_acc(eng: SessionArrays, j: int, slot: int, fn: str, acc: Any) -> None:
@@ -178,11 +195,15 @@ def cannot_hold(eng: SessionArrays, st: EngineState) -> str | None:
         if ks.records or ks.watermark is not None or ks.idle_base is not None:
             return f"state: key {kj} holds sliding records or a key watermark"
         for w in ks.windows.values():
-            if (w.emitted or w.timer is not None or w.retract or w.last_pane is not None
-                    or w.first_t is None or w.last_t is None or w.start != w.first_t
-                    or w.close != w.last_t + gap or w.pending != w.elements
+            if (w.timer is not None or w.first_t is None or w.last_t is None
+                    or w.start != w.first_t or w.close != w.last_t + gap
                     or abs(w.first_t) > TIME_LIMIT or abs(w.last_t) > TIME_LIMIT):
                 return f"state: key {kj} holds a window of another kind"
+            if eng._triggered:
+                if w.passed != (st.watermark is not None and st.watermark >= w.close):
+                    return f"state: key {kj} holds a window passed at another watermark"
+            elif w.emitted or w.retract or w.last_pane is not None or w.pending != w.elements:
+                return f"state: key {kj} holds a window that emitted panes"
             for fn, acc in zip(eng._fns, w.accs, strict=True):
                 if not _representable(fn, acc):
                     return f"state: key {kj} holds a {fn} accumulator beyond the arrays"
