@@ -1,13 +1,14 @@
-"""SessionKernelEngine: the general engine's API and output for session windows with
-``emit: final``, on array state driven by compiled kernels (:mod:`._session_kernels`).
+"""SessionKernelEngine: the general engine's API and output for session windows, on array
+state driven by compiled kernels (:mod:`._session_kernels`, :mod:`._session_trigger_kernels`).
 
-For a qualifying definition (:func:`jobs.engine.kernels.qualify.qualifies`) a session emits
-one pane, at its expiry, holding every record accepted into it; what makes that exact to
-compute in a kernel is that nothing fires between the records of an arrival unit (global
-watermark, no count triggers): one compiled pass applies the unit's records in arrival order
-(joins, out-of-order merges, drops), the watermark advances once, and a second pass frees the
-windows it expires. Python work per unit: encoding the keys and value columns, one object
-per late record and one ``Pane`` per fired window.
+For a qualifying definition (:func:`jobs.engine.kernels.qualify.qualifies`) what makes the
+kernels exact is that under a global watermark nothing but a record's own count trigger
+fires between the records of an arrival unit: one compiled pass applies the unit's records in
+arrival order (joins, out-of-order merges, drops, and with triggers each record's EARLY or
+LATE pane), the watermark advances once, and a second pass fires the sessions it reaches
+(``emit: final``: one pane per session, at its expiry; otherwise :mod:`.session_triggers`).
+Python work per unit: encoding the keys and value columns, one object per late record and
+one ``Pane`` (plus its retractions) per fired pane.
 
 State: the arrays of :mod:`.session_arrays`. Its snapshot *is* the general engine's
 (:mod:`.session_state`), so a store written by either engine loads in the other; a state the
@@ -117,8 +118,9 @@ class SessionKernelEngine(TriggeredSessions):
         return []
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
-        """One arrival unit (:meth:`jobs.engine.Engine.ingest`): each record's late line in
-        arrival order, then the panes of the sessions the unit's watermark advance expires."""
+        """One arrival unit (:meth:`jobs.engine.Engine.ingest`): each record's late line (or,
+        with count triggers, the panes it fired) in arrival order, then the panes the unit's
+        watermark advance fires."""
         if self.general is not None:
             return self.general.ingest(batch)
         if self.ended:
