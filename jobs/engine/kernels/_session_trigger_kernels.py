@@ -17,10 +17,12 @@ global watermark, where they reduce to:
 
 Every pane copies the window's accumulators into a *ghost* slot (a free slot not marked
 used), which the caller reads the ``values`` from and frees; a row per pane says which
-window, with which bounds, timing and index. Windows are identified across a unit by their
-creation number (``born``), since a merge frees slots that later records reuse; in retracting
-mode a merge of windows that hold panes to retract is reported as a (pane count, new born,
-old born) row, so the caller moves those panes in the same order as the general engine.
+window, with which bounds, timing and index. In retracting mode the caller keeps, per
+*retraction list id* (``rid``), the panes a window must retract, its own last pane last when
+``haslp``: a window extended by a record (one window replaced) keeps the list as it is, its
+last pane becoming one to retract; a merge of several windows gets a new id (its creation
+number) and a (pane count, new id, old id) row per replaced window holding panes, so the
+caller joins the lists in start order, as the general engine does.
 Heap entries carry ``2 * born + kind`` (kind 0: the close, 1: the expiry).
 """
 
@@ -63,29 +65,32 @@ def _copy_accs(src, dst, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, os
 
 @njit(cache=True)
 def _emit(w, timing, is_last, rec, np_, free, n_free, n_aggs, discarding, retracting,
-          wkey, first, last, born, pending, emitted, rflag,
+          wkey, first, last, rid, pending, emitted, rflag, haslp,
           cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref, prow):
     """Window ``w``'s pane: its accumulators into a ghost slot, a row into ``prow`` (columns:
-    record, key, born, ghost, start, last event time, timing, pane index, is last), then the
-    pane bookkeeping of ``firing._emit``. Returns ``(n_free, np_)``."""
+    record, key, retraction list id, ghost, start, last event time, timing, pane index, is
+    last, had a last pane), then the pane bookkeeping of ``firing._emit``. Returns
+    ``(n_free, np_)``."""
     n_free -= 1
     g = free[n_free]
     _copy_accs(w, g, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref)
     prow[np_, 0] = rec
     prow[np_, 1] = wkey[w]
-    prow[np_, 2] = born[w]
+    prow[np_, 2] = rid[w]
     prow[np_, 3] = g
     prow[np_, 4] = first[w]
     prow[np_, 5] = last[w]
     prow[np_, 6] = timing
     prow[np_, 7] = emitted[w]
     prow[np_, 8] = is_last
+    prow[np_, 9] = haslp[w]
     emitted[w] += 1
     pending[w] = 0
     if discarding:
         _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref)
     if retracting:
         rflag[w] = True
+        haslp[w] = True
     return n_free, np_ + 1
 
 
@@ -106,8 +111,8 @@ def _unlink(h, k, key_head, nxt):
 def ingest_unit_triggered(
     codes, times, seq0, valid, vf, vi, visf, vref, kinds,
     wm0, wm_known, event_basis, gap, al, early_count, late_count, discarding, retracting,
-    key_head, nxt, wkey, first, last, elements, pending, emitted, rflag, born, blate, used,
-    free, n_free, born_next,
+    key_head, nxt, wkey, first, last, elements, pending, emitted, rflag, haslp, rid, born,
+    blate, used, free, n_free, born_next,
     cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
     status, out_start, out_end, key_nwin, hexp, hslot, hborn, hn, prow,
 ):
@@ -115,7 +120,7 @@ def ingest_unit_triggered(
     (rows into ``prow``, at most one per record) and the merges of retracting windows
     reported. The caller guarantees two free slots and one heap entry per record. Returns
     ``(n_free, born_next, hn, n_panes, merges, n_merges)``, ``merges`` rows being (panes
-    before it, new born, replaced born)."""
+    before it, new list id, replaced window's list id)."""
     n = len(times)
     n_aggs = len(kinds)
     hits = np.empty(64, dtype=np.int64)
@@ -161,6 +166,8 @@ def ingest_unit_triggered(
             pending[w] = 0
             emitted[w] = 0
             rflag[w] = False
+            haslp[w] = False
+            rid[w] = born_next
             born[w] = born_next
             if late_born:
                 hn = _heap_push(hexp, hslot, hborn, hn, close + al, w, 2 * born_next + 1)
@@ -188,15 +195,15 @@ def ingest_unit_triggered(
                 hi = max(hi, last[h])
                 tot += elements[h]
                 pend += pending[h]
-                if retracting and rflag[h]:
-                    any_r = True
+                any_r = any_r or rflag[h]
+                if retracting and rflag[h] and nh > 1:
                     if n_mg == len(merges):
                         bigger_m = np.empty((2 * n_mg, 3), dtype=np.int64)
                         bigger_m[:n_mg] = merges
                         merges = bigger_m
                     merges[n_mg, 0] = np_
                     merges[n_mg, 1] = born_next
-                    merges[n_mg, 2] = born[h]
+                    merges[n_mg, 2] = rid[h]
                     n_mg += 1
             _copy_accs(hs[0], w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
                        oref)
@@ -214,6 +221,9 @@ def ingest_unit_triggered(
             pending[w] = pend
             emitted[w] = 0
             rflag[w] = any_r
+            haslp[w] = False  # the replaced windows' last panes are now panes to retract
+            # one window replaced (an extension): its retraction list carries over as is
+            rid[w] = rid[hs[0]] if nh == 1 else born_next
             born[w] = born_next
             if late_born:
                 hn = _heap_push(hexp, hslot, hborn, hn, hi + gap + al, w, 2 * born_next + 1)
@@ -245,15 +255,15 @@ def ingest_unit_triggered(
             out_end[r] = last[w] + gap
             if late_count > 0 and pending[w] >= late_count:
                 n_free, np_ = _emit(w, LATE, False, r, np_, free, n_free, n_aggs, discarding,
-                                    retracting, wkey, first, last, born, pending, emitted,
-                                    rflag, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
+                                    retracting, wkey, first, last, rid, pending, emitted,
+                                    rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
                                     oref, prow)
         else:
             status[r] = JOINED
             if early_count > 0 and pending[w] >= early_count:
                 n_free, np_ = _emit(w, EARLY, False, r, np_, free, n_free, n_aggs, discarding,
-                                    retracting, wkey, first, last, born, pending, emitted,
-                                    rflag, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
+                                    retracting, wkey, first, last, rid, pending, emitted,
+                                    rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
                                     oref, prow)
     return n_free, born_next, hn, np_, merges, n_mg
 
@@ -279,13 +289,13 @@ def due_windows(wm, ended, used, born, hexp, hslot, hborn, hn):
 @njit(cache=True)
 def fire_due(
     slots, kinds, wm, ended, gap, al, at_window_end, at_expiry, late_count, discarding,
-    retracting, n_aggs, key_head, nxt, wkey, first, last, pending, emitted, rflag, born,
-    blate, used, free, n_free, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
+    retracting, n_aggs, key_head, nxt, wkey, first, last, pending, emitted, rflag, haslp, rid,
+    born, blate, used, free, n_free, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
     key_nwin, hexp, hslot, hborn, hn, prow, gone,
 ):
     """Run the due windows (``slots``, in output order) through ``firing._fire_window`` at
-    the new watermark: pass (kind 0) or expire (kind 1). Pane rows into ``prow``; the born
-    numbers of deleted windows into ``gone``. The caller guarantees a free slot per window.
+    the new watermark: pass (kind 0) or expire (kind 1). Pane rows into ``prow``; the
+    retraction list ids of deleted windows into ``gone``. The caller guarantees a free slot per window.
     Returns ``(n_free, hn, n_panes, n_gone)``."""
     np_ = 0
     ng = 0
@@ -298,29 +308,29 @@ def fire_due(
         if kinds[i] == 0:  # the watermark passes the window's close
             if at_window_end and not blate[w]:
                 n_free, np_ = _emit(w, ON_TIME, expired, -1, np_, free, n_free, n_aggs,
-                                    discarding, retracting, wkey, first, last, born, pending,
-                                    emitted, rflag, cnt, isum, fsum, isf, ei, ef, eisf, has,
+                                    discarding, retracting, wkey, first, last, rid, pending,
+                                    emitted, rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has,
                                     ot, oseq, oref, prow)
                 delete = expired
             elif expired:
                 if pending[w] > 0:
                     n_free, np_ = _emit(w, expiry_timing, True, -1, np_, free, n_free, n_aggs,
-                                        discarding, retracting, wkey, first, last, born,
-                                        pending, emitted, rflag, cnt, isum, fsum, isf, ei, ef,
+                                        discarding, retracting, wkey, first, last, rid,
+                                        pending, emitted, rflag, haslp, cnt, isum, fsum, isf, ei, ef,
                                         eisf, has, ot, oseq, oref, prow)
                 delete = True
             elif late_count > 0 and pending[w] >= late_count:
                 n_free, np_ = _emit(w, LATE, False, -1, np_, free, n_free, n_aggs, discarding,
-                                    retracting, wkey, first, last, born, pending, emitted,
-                                    rflag, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
+                                    retracting, wkey, first, last, rid, pending, emitted,
+                                    rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
                                     oref, prow)
             if not delete:
                 hn = _heap_push(hexp, hslot, hborn, hn, close + al, w, 2 * born[w] + 1)
         else:  # it expires
             if pending[w] > 0:
                 n_free, np_ = _emit(w, expiry_timing, True, -1, np_, free, n_free, n_aggs,
-                                    discarding, retracting, wkey, first, last, born, pending,
-                                    emitted, rflag, cnt, isum, fsum, isf, ei, ef, eisf, has,
+                                    discarding, retracting, wkey, first, last, rid, pending,
+                                    emitted, rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has,
                                     ot, oseq, oref, prow)
             delete = True
         if delete:
@@ -330,6 +340,6 @@ def fire_due(
             key_nwin[k] -= 1
             free[n_free] = w
             n_free += 1
-            gone[ng] = born[w]
+            gone[ng] = rid[w]
             ng += 1
     return n_free, hn, np_, ng

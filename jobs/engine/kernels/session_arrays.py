@@ -88,11 +88,14 @@ class SessionArrays:
         self.pending = np.zeros(0, dtype=np.int64)
         self.emitted = np.zeros(0, dtype=np.int64)
         self.rflag = np.zeros(0, dtype=np.bool_)
-        """Triggered path only: elements since the last pane, panes emitted, and whether the
-        window holds panes to retract (its last pane, or replaced sessions' panes)."""
-        self.last_pane: dict[int, dict[str, Any]] = {}
-        self.retract: dict[int, list[dict[str, Any]]] = {}
-        """Retracting mode: ``WindowState.last_pane`` / ``retract`` by creation number."""
+        self.haslp = np.zeros(0, dtype=np.bool_)
+        self.rid = np.zeros(0, dtype=np.int64)
+        """Triggered path only: elements since the last pane, panes emitted, whether the window
+        holds panes to retract, whether the last of them is its own last pane, and the id of
+        that list in ``held``."""
+        self.held: dict[int, list[dict[str, Any]]] = {}
+        """Retracting mode: per list id, ``WindowState.retract`` then (``haslp``) its
+        ``last_pane``."""
         self.born = np.zeros(0, dtype=np.int64)
         self.blate = np.zeros(0, dtype=np.bool_)
         self.used = np.zeros(0, dtype=np.bool_)
@@ -134,7 +137,7 @@ class SessionArrays:
             return out
 
         for name in ("nxt", "wkey", "first", "last", "elements", "pending", "emitted",
-                     "rflag", "born", "blate", "used", "cnt",
+                     "rflag", "haslp", "rid", "born", "blate", "used", "cnt",
                      "isum", "fsum", "isf", "ei", "ef", "eisf", "has", "ot", "oseq", "oref"):
             setattr(self, name, grow(getattr(self, name)))
         free = np.zeros(cap, dtype=np.int64)

@@ -56,10 +56,12 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
                 born_late=bool(eng.blate[w]),
             )
             if eng._triggered:
-                born = int(eng.born[w])
                 win.pending, win.emitted = int(eng.pending[w]), int(eng.emitted[w])
-                win.last_pane = eng.last_pane.get(born)
-                win.retract = list(eng.retract.get(born, ()))
+                held = eng.held.get(int(eng.rid[w]), [])
+                if eng.haslp[w]:
+                    win.last_pane, win.retract = held[-1], held[:-1]
+                else:
+                    win.retract = list(held)
         st.keys[str(kjs[c])] = ks
     return st
 
@@ -117,11 +119,11 @@ def load_state(eng: SessionArrays, st: EngineState) -> None:
         eng.blate[slot] = w.born_late
         eng.born[slot] = eng.born_next
         eng.pending[slot], eng.emitted[slot] = w.pending, w.emitted
-        eng.rflag[slot] = bool(w.retract) or w.last_pane is not None
-        if w.last_pane is not None:
-            eng.last_pane[eng.born_next] = w.last_pane
-        if w.retract:
-            eng.retract[eng.born_next] = list(w.retract)
+        held = [*w.retract, *([w.last_pane] if w.last_pane is not None else [])]
+        eng.rflag[slot], eng.haslp[slot] = bool(held), w.last_pane is not None
+        eng.rid[slot] = eng.born_next
+        if held:
+            eng.held[eng.born_next] = held
         eng.born_next += 1
         eng.nxt[slot] = eng.key_head[c]
         eng.key_head[c] = slot

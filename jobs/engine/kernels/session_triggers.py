@@ -2,9 +2,9 @@
 triggers, ON_TIME at the window end; discarding, accumulating, retracting): one kernel pass
 per arrival unit (:func:`._session_trigger_kernels.ingest_unit_triggered`), then one per
 watermark advance (``due_windows`` + ``fire_due``), and the ``Pane`` objects built from their
-rows. What the arrays do not hold lives here, keyed by a window's creation number: in
-retracting mode the last pane of a window and the panes of the sessions it replaced
-(``WindowState.last_pane`` / ``retract``, the same dicts the general engine keeps).
+rows. What the arrays do not hold lives here: in retracting mode, per retraction list id, the
+panes a window must retract (``WindowState.retract``, the same dicts the general engine
+keeps), its own last pane (``last_pane``) last when the window's ``haslp`` is set.
 :class:`TriggeredSessions` is a base of :class:`~.session.SessionKernelEngine`."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from jobs.engine.records import Emission, LateReason, LateRecord, RecordBatch, T
 
 TIMINGS: tuple[Timing, Timing, Timing] = ("EARLY", "ON_TIME", "LATE")
 """Pane timings by the kernels' codes (``KT.EARLY``, ``KT.ON_TIME``, ``KT.LATE``)."""
-PANE_COLS = 9
+PANE_COLS = 10
 """Columns of a pane row (``_session_trigger_kernels._emit``)."""
 
 
@@ -74,8 +74,8 @@ class TriggeredSessions(SessionArrays):
             self._wm_arg(), self.wm is not None, self._event_basis, self._gap, self._al,
             self._early_count, self._late_count, self._discarding, self._retracting,
             self.key_head, self.nxt, self.wkey, self.first, self.last, self.elements,
-            self.pending, self.emitted, self.rflag, self.born, self.blate, self.used,
-            self.free, self.n_free, self.born_next,
+            self.pending, self.emitted, self.rflag, self.haslp, self.rid, self.born,
+            self.blate, self.used, self.free, self.n_free, self.born_next,
             self.cnt, self.isum, self.fsum, self.isf, self.ei, self.ef, self.eisf, self.has,
             self.ot, self.oseq, self.oref, status, out_start, out_end, self.key_nwin,
             self.hexp, self.hslot, self.hborn, self.hn, prow,
@@ -116,17 +116,17 @@ class TriggeredSessions(SessionArrays):
                 slots, kinds, self._wm_arg(), self.ended, self._gap, self._al,
                 self._at_window_end, self._at_expiry, self._late_count, self._discarding,
                 self._retracting, len(self._names), self.key_head, self.nxt, self.wkey,
-                self.first, self.last, self.pending, self.emitted, self.rflag, self.born,
-                self.blate, self.used, self.free, self.n_free, self.cnt, self.isum, self.fsum,
+                self.first, self.last, self.pending, self.emitted, self.rflag, self.haslp,
+                self.rid, self.born, self.blate, self.used, self.free, self.n_free, self.cnt, self.isum, self.fsum,
                 self.isf, self.ei, self.ef, self.eisf, self.has, self.ot, self.oseq, self.oref,
                 self.key_nwin, self.hexp, self.hslot, self.hborn, self.hn, prow, gone,
             )
             groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64),
                                  None if self.ended else self.wm)
             panes = [e for g in groups for e in g]
-            for b in gone[:n_g].tolist():
-                self.last_pane.pop(b, None)
-                self.retract.pop(b, None)
+            if self._retracting:
+                for r in gone[:n_g].tolist():
+                    self.held.pop(r, None)
             touched = k if touched is None else np.concatenate([touched, k])
         self._forget_idle_keys(touched)
         if len(self.objs) > 65536:
@@ -150,7 +150,9 @@ class TriggeredSessions(SessionArrays):
         mg = merges.tolist()
         mi = 0
         out: list[list[Emission]] = []
-        for i, (_, code, born, _, start, last, timing, idx, is_last) in enumerate(rows.tolist()):
+        held = self.held
+        for i, (_, code, rid, _, start, last, timing, idx, is_last, had_lp) in enumerate(
+                rows.tolist()):
             while mi < len(mg) and mg[mi][0] <= i:
                 self._move_retractions(mg[mi][1], mg[mi][2])
                 mi += 1
@@ -158,18 +160,19 @@ class TriggeredSessions(SessionArrays):
             v = values[i]
             ems: list[Emission] = []
             if retracting:
-                olds = sorted(self.retract.pop(born, ()),
-                              key=lambda r: (r["start"], r["pane_index"]))
-                lp = self.last_pane.get(born)
+                olds = held.pop(rid, [])
+                lp = olds.pop() if had_lp else None
+                if len(olds) > 1:
+                    olds.sort(key=lambda r: (r["start"], r["pane_index"]))
                 if lp is not None:
                     olds.append(lp)
                 ems = [make_pane(key, o["start"], o["end"], o["timing"], o["pane_index"],
                                  o["pane_index"] == 0, False, True, o["values"], now, wm_out,
                                  o["first_t"], o["last_t"]) for o in olds]
-                self.last_pane[born] = {
+                held[rid] = [{
                     "start": start, "end": last + gap, "timing": TIMINGS[timing],
                     "pane_index": idx, "values": dict(v), "first_t": start, "last_t": last,
-                }
+                }]
             ems.append(make_pane(key, start, last + gap, TIMINGS[timing], idx, idx == 0,
                                  bool(is_last), False, v, now, wm_out, start, last))
             out.append(ems)
@@ -178,13 +181,9 @@ class TriggeredSessions(SessionArrays):
         return out
 
     def _move_retractions(self, new: int, old: int) -> None:
-        """Window ``old`` was replaced by ``new``: its panes to retract, then its last pane,
-        join ``new``'s (``Assigner._merge_sessions``)."""
-        into = self.retract.setdefault(new, [])
-        into.extend(self.retract.pop(old, ()))
-        lp = self.last_pane.pop(old, None)
-        if lp is not None:
-            into.append(lp)
+        """A window with list ``old`` was replaced by a merge into list ``new``: its panes to
+        retract, then its last pane, join ``new``'s (``Assigner._merge_sessions``)."""
+        self.held.setdefault(new, []).extend(self.held.pop(old, ()))
 
     def _forget_idle_keys(self, touched: I64 | None) -> None:
         """Reset the max event time of keys left with no session and no late counts (the
