@@ -27,7 +27,7 @@ Each case is run in a fresh subprocess (so ``ru_maxrss`` is that case's own peak
 - ``peak_traced_mb``: ``tracemalloc`` peak during a second, untimed run (Python and numpy
   allocations made by the engine, input excluded).
 Rows of engine ``kernels`` are the compiled session engine (``jobs.engine.kernels``,
-``session_final``), measured like the vectorized rows through the object API (it has no
+``session_final`` and ``session_count_triggers_retracting``), measured like the vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
 two compare like for like); on the others its input is capped (``--general-cap``, reported as
@@ -118,6 +118,9 @@ def definition(case: str) -> Definition:
     if case == "tumbling_count_triggers_discarding":
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="discarding", **common)
+    if case == "session_count_triggers_retracting":
+        return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
+                          accumulation="retracting", **common)
     if case == "tumbling_emit_current":
         return Definition(window=Window("tumbling", size=15 * MIN),
                           trigger=Trigger(emit="current"), **common)
@@ -130,6 +133,8 @@ CASES = [
     # fixed windows with count triggers: the compiled TriggeredEngine
     "tumbling_count_triggers_retracting", "hopping_count_triggers_retracting",
     "tumbling_count_triggers_discarding", "tumbling_emit_current",
+    # sessions with count triggers: the compiled session engine
+    "session_count_triggers_retracting",
 ]
 
 

@@ -1,8 +1,10 @@
-"""Hypothesis strategies: random session definitions the kernel engine runs, and random
-event logs (records, clock lines, watermark lines) for them."""
+"""Hypothesis strategies: random session definitions the kernel engine runs (``emit: final``,
+and with count triggers), and random event logs (records, clock lines, watermark lines) for
+them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 from hypothesis import strategies as st
@@ -11,6 +13,8 @@ from jobs.definition.model import (
     INFINITE,
     Aggregation,
     Definition,
+    EarlyTrigger,
+    LateTrigger,
     Trigger,
     Watermark,
     WatermarkStrategy,
@@ -75,3 +79,24 @@ def event_logs(draw: st.DrawFn, max_lines: int = 40) -> list[dict[str, Any]]:
                         "t": base + draw(st.integers(-40, 25)), "x": draw(VALUES)})
             base += draw(st.integers(0, 4))
     return out
+
+
+TRIGGERS = st.one_of(
+    st.just(Trigger(emit="current")),
+    st.builds(
+        Trigger, emit=st.just("custom"),
+        early=st.one_of(st.none(), st.integers(1, 4).map(
+            lambda n: EarlyTrigger(kind="count", count=n))),
+        on_time=st.booleans(),
+        late=st.one_of(st.none(), st.integers(1, 3).map(
+            lambda n: LateTrigger(kind="count", count=n))),
+    ),
+)
+"""Triggers without processing-time parts: count-based early / late panes, on time or not."""
+
+
+@st.composite
+def triggered_session_definitions(draw: st.DrawFn) -> Definition:
+    """Session definitions that fire more than once, every accumulation mode and lateness
+    basis."""
+    return replace(draw(session_definitions()), trigger=draw(TRIGGERS))

@@ -14,7 +14,14 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.definition.model import Aggregation, Definition, Trigger, Watermark, Window
+from jobs.definition.model import (
+    Aggregation,
+    Definition,
+    EarlyTrigger,
+    Trigger,
+    Watermark,
+    Window,
+)
 from jobs.engine import Engine, make_engine
 from jobs.engine.arrival import Arrival
 from jobs.engine.kernels import SessionKernelEngine, qualifies
@@ -158,8 +165,10 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
                       aggregations=(Aggregation("n", "count"),), trigger=Trigger(emit="final"))
     assert isinstance(make_engine(base), SessionKernelEngine)
     assert type(make_engine(base, vectorized=False)) is Engine
+    assert isinstance(make_engine(replace(base, trigger=Trigger(emit="current"))),
+                      SessionKernelEngine)
     for other in (
-        replace(base, trigger=Trigger(emit="current")),
+        replace(base, trigger=Trigger(emit="custom", early=EarlyTrigger("after", duration=5))),
         replace(base, watermark=Watermark(scope="key")),
         replace(base, aggregations=(Aggregation("c", "collect", "x"),)),
     ):

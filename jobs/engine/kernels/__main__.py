@@ -1,8 +1,10 @@
-"""``python -m jobs.engine.kernels``: compile every numba kernel (session and triggered fixed
-windows) into numba's cache (``make
+"""``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final and
+triggered, and triggered fixed windows) into numba's cache (``make
 install`` runs it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -30,6 +32,16 @@ def warm() -> int:
     out = eng.ingest(RecordBatch(keys=["a", "b"], event_times=np.array([1, 30]),
                                  columns={"s": [1, 2.5]}, processing_time=1))
     n = len(out) + len(eng.end_of_input())
+    for mode in ("discarding", "accumulating", "retracting"):
+        triggered = replace(defn, accumulation=mode, trigger=Trigger(
+            emit="custom", early=EarlyTrigger("count", count=1), late=LateTrigger("count", count=1)))
+        for values in ([1, 2], [1.5, 2.5]):
+            seng = SessionKernelEngine(triggered)
+            n += len(seng.ingest(RecordBatch(keys=["a", "a"], event_times=np.array([1, 30]),
+                                             columns={"s": values}, processing_time=1)))
+            n += len(seng.ingest(RecordBatch(keys=["a"], event_times=np.array([20]),
+                                             columns={"s": values[:1]}, processing_time=2)))
+            n += len(seng.end_of_input())
     for accumulation in ("discarding", "accumulating", "retracting"):
         fixed = Definition(
             name="warm", key="k", event_time="t", window=Window("tumbling", size=10),
