@@ -573,6 +573,26 @@ def _dot(node: exp.Dot) -> Fn:
     return lambda row: _lookup(base(row), name)
 
 
+@_builds(exp.Bracket)
+def _map_value(node: exp.Bracket) -> Fn:
+    """``m['name']``: a map column's value by its key (a string literal), exact and
+    case-sensitive as Spark's map lookup; an absent key is null. Only maps take a subscript
+    (arrays would need Spark's index rules), which ``sql.check_expression`` checks."""
+    subscripts = node.expressions
+    if not isinstance(node.this, exp.Column) or len(subscripts) != 1 or not (
+            isinstance(subscripts[0], exp.Literal) and subscripts[0].is_string):
+        raise _fail("a subscript [] must be a map column's key as a string literal, "
+                    "as in kafka_headers['name']")
+    base = build(node.this)
+    key = str(subscripts[0].this)
+
+    def get(row: Row) -> Any:
+        m = base(row)
+        return m.get(key) if isinstance(m, Mapping) else None
+
+    return get
+
+
 @_builds(exp.Paren)
 def _paren(node: exp.Paren) -> Fn:
     return build(node.this)
