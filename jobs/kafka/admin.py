@@ -165,7 +165,8 @@ def preview_lines(samples: list[dict[str, Any]]) -> list[str]:
         if not isinstance(value, dict):
             lines.append(text)
             continue
-        meta = {k: s[k] for k in ("kafka_key", "kafka_topic", "kafka_partition", "kafka_offset",
-                                  HEADERS) if k in s}
+        meta = {k: s[k] for k in ("kafka_key", "kafka_topic", "kafka_partition", "kafka_offset")}
+        if s.get(HEADERS):  # no headers reads as an empty map would: every name is null
+            meta[HEADERS] = s[HEADERS]
         lines.append(json.dumps({**value, **meta}, ensure_ascii=False))
     return lines

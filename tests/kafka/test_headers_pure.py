@@ -74,7 +74,13 @@ def test_sampled_records_carry_their_headers_for_the_preview() -> None:
         {"kafka_topic": "t", "kafka_partition": 0, "kafka_offset": 3, "kafka_key": None,
          "value": '{"et": 5}', "kafka_headers": {"tenant": "a"}},
         {"kafka_topic": "t", "kafka_partition": 0, "kafka_offset": 4, "kafka_key": None,
-         "value": "not json", "kafka_headers": {}},
+         "value": "not json", "kafka_headers": {"tenant": "a"}},
+        {"kafka_topic": "t", "kafka_partition": 0, "kafka_offset": 5, "kafka_key": None,
+         "value": '{"et": 6}', "kafka_headers": {}},
     ])
     assert lines == ['{"et": 5, "kafka_key": null, "kafka_topic": "t", "kafka_partition": 0, '
-                     '"kafka_offset": 3, "kafka_headers": {"tenant": "a"}}', "not json"]
+                     '"kafka_offset": 3, "kafka_headers": {"tenant": "a"}}', "not json",
+                     '{"et": 6, "kafka_key": null, "kafka_topic": "t", "kafka_partition": 0, '
+                     '"kafka_offset": 5}']
+    # a record without the column reads every header as null, as an empty map does
+    assert compile_expression("kafka_headers['tenant']")({"et": 6}) is None
