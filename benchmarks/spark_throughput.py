@@ -18,7 +18,10 @@ the availableNow trigger. Variants:
   the run (keyed by team, in file order), read with ``maxOffsetsPerTrigger`` = events / files
   (as many batches as the files variants); the hand-written query on tidemark's session (equal
   tuning; it also carries the Kafka connector's jars) against tidemark's two paths. ``kafka``
-  reports their ratios to ``spark_native_kafka`` and whether the native panes are identical.
+  reports their ratios to ``spark_native_kafka``, whether the native panes are identical and,
+  in ``native_differences``, how many differing windows tidemark's late records account for
+  exactly (the hand-written query judges late rows against a watermark one batch older:
+  docs/kafka.md, "The native path and a hand-written Spark query").
 Ratios are reported against both baselines (``ratio_vs_spark_native`` and
 ``..._tuned``). Writes benchmarks/results/spark_throughput.json:
 
