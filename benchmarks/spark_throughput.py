@@ -372,14 +372,14 @@ def explain_kafka_differences(spark_panes: str, tidemark_panes: str, late: str
         return {(r[0], r[1]): (int(r[3]), int(r[2])) for r in rows}  # (n, total)
 
     theirs, mine = table(spark_panes), table(tidemark_panes)
-    late = {(r[0], r[1]): (int(r[2]), int(r[3])) for r in
-            (line.split("|") for line in Path(late).read_text().splitlines() if line)}
+    late_rows = (line.split("|") for line in Path(late).read_text().splitlines() if line)
+    added = {(r[0], r[1]): (int(r[2]), int(r[3])) for r in late_rows}
     differ = {w for w in theirs.keys() | mine.keys() if theirs.get(w) != mine.get(w)}
-    explained = {w for w in differ if w in theirs and late.get(w) is not None
-                 and theirs[w][0] == mine.get(w, (0, 0))[0] + late[w][0]
-                 and theirs[w][1] == mine.get(w, (0, 0))[1] + late[w][1]}
+    explained = {w for w in differ if w in theirs and added.get(w) is not None
+                 and theirs[w][0] == mine.get(w, (0, 0))[0] + added[w][0]
+                 and theirs[w][1] == mine.get(w, (0, 0))[1] + added[w][1]}
     return {"windows_differing": len(differ), "explained_by_late_records": len(explained),
-            "tidemark_late_records": sum(n for n, _ in late.values())}
+            "tidemark_late_records": sum(n for n, _ in added.values())}
 
 
 # ---------------------------------------------------------------- driver

@@ -22,7 +22,7 @@ from tests.kafka.test_source import canon, run_job, spark_panes
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
-Headers = list[tuple[str, bytes | None]] | None
+Headers = list[tuple[str, str | bytes | None]] | None
 MESSAGES: list[tuple[int, Headers, int]] = [
     # (partition, headers, event time offset in seconds)
     (0, [("tenant", b"a"), ("weight", b"3")], 1),
