@@ -260,7 +260,43 @@ def check_expression(
             problem = _undeclared_call(path[0]) if inferred_schema else None
         if problem and (field, problem) not in errors:
             errors.append((field, problem))
+    if schema is not None:
+        for bracket in tree.find_all(exp.Bracket):
+            problem = _subscript_problem(bracket, schema)
+            if problem and (field, problem) not in errors:
+                errors.append((field, problem))
     return errors
+
+
+def _subscript_problem(node: exp.Bracket, schema: Schema) -> str | None:
+    """Only a map with string keys takes ``['key']``: an array's index and a cast key follow
+    Spark rules the replay evaluator does not model (its base is a column: the evaluator
+    refuses anything else)."""
+    if not isinstance(node.this, exp.Column):
+        return None
+    path = column_path(node.this)
+    dtype = _path_type(path, schema)
+    if dtype is None:
+        return None  # an unknown column is reported by the column check
+    if dtype.name == "map" and dtype.key is not None and dtype.key.name == "string":
+        return None
+    what = "map with non-string keys" if dtype.name == "map" else dtype.name
+    return (f"column {'.'.join(path)!r} is {what}; only a map with string keys takes a "
+            "subscript ['key']")
+
+
+def _path_type(path: list[str], schema: Schema) -> DataType | None:
+    top = schema.field(path[0])
+    dtype = top.type if top is not None else None
+    for part in path[1:]:
+        if dtype is None:
+            return None
+        if dtype.name == "map":
+            dtype = dtype.value
+        else:
+            sub = dtype.field(part) if dtype.name == "struct" else None
+            dtype = sub.type if sub is not None else None
+    return dtype
 
 
 def _undeclared_call(name: str) -> str | None:

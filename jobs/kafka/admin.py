@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from jobs.kafka.columns import HEADERS, headers_map
 from jobs.kafka.errors import KafkaSetupError
 from jobs.kafka.retention import Partition
 from jobs.kafka.secrets import resolve_options
@@ -78,8 +79,8 @@ def earliest_offsets(options: Mapping[str, str]) -> dict[Partition, int]:
 def sample(options: Mapping[str, str], limit: int = 20, timeout: float = TIMEOUT
            ) -> list[dict[str, Any]]:
     """Up to ``limit`` records from the start of the source's partitions, in partition/offset
-    order: ``{"kafka_topic", "kafka_partition", "kafka_offset", "kafka_key", "value"}`` with the
-    value as text (the preview parses it as the job would)."""
+    order: ``{"kafka_topic", "kafka_partition", "kafka_offset", "kafka_key", "value",
+    "kafka_headers"}`` with the value as text (the preview parses it as the job would)."""
     import time
 
     from confluent_kafka import TopicPartition
@@ -115,6 +116,7 @@ def sample(options: Mapping[str, str], limit: int = 20, timeout: float = TIMEOUT
                 "kafka_topic": tp[0], "kafka_partition": tp[1], "kafka_offset": m.offset(),
                 "kafka_key": None if key is None else key.decode("utf-8", "replace"),
                 "value": None if value is None else value.decode("utf-8", "replace"),
+                HEADERS: headers_map(m.headers()),
             })
         got.sort(key=lambda r: (r["kafka_topic"], r["kafka_partition"], r["kafka_offset"]))
         return got[:limit]
@@ -164,5 +166,7 @@ def preview_lines(samples: list[dict[str, Any]]) -> list[str]:
             lines.append(text)
             continue
         meta = {k: s[k] for k in ("kafka_key", "kafka_topic", "kafka_partition", "kafka_offset")}
+        if s.get(HEADERS):  # no headers reads as an empty map would: every name is null
+            meta[HEADERS] = s[HEADERS]
         lines.append(json.dumps({**value, **meta}, ensure_ascii=False))
     return lines

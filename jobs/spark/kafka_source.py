@@ -17,18 +17,41 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jobs.definition.model import Definition
-from jobs.kafka.columns import METADATA_NAMES
+from jobs.definition.sql import referenced_columns
+from jobs.kafka.columns import HEADERS, METADATA_NAMES
 from jobs.kafka.errors import KafkaSetupError
 from jobs.kafka.secrets import resolve_options
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.schema import CORRUPT_COLUMN, parse_ddl
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 DEFAULTS = {"startingOffsets": "earliest", "failOnDataLoss": "true", "includeHeaders": "false"}
 """A new store reads the topic from its earliest retained offsets; a gap in the offsets (data
 deleted before the job read it) fails the query loudly rather than skipping records."""
+
+
+def uses_headers(defn: Definition) -> bool:
+    """Whether an expression of ``defn`` reads ``kafka_headers``: only then does the job ask
+    the connector for headers (``includeHeaders``) and build the map for every record."""
+    texts = [defn.key, defn.event_time, *(a.of for a in defn.aggregations)]
+    return any(HEADERS in {c.lower() for c in referenced_columns(t)} for t in texts if t)
+
+
+def headers_column(headers: Column) -> Column:
+    """The connector's ``headers`` (an array of (key, binary value) in message order) as
+    ``kafka_headers``: name -> value as UTF-8 text, null where the bytes are not valid UTF-8;
+    a name given twice keeps its last value; no headers is an empty map
+    (``jobs.kafka.columns.headers_map`` is its Python twin)."""
+    from pyspark.sql import functions as F
+
+    last = F.filter(headers, lambda h, i: ~F.exists(
+        F.slice(headers, i + 2, F.size(headers) + 1), lambda g: g["key"] == h["key"]))
+    entries = F.transform(last, lambda h: F.struct(
+        h["key"].alias("key"), F.try_validate_utf8(h["value"].cast("string")).alias("value")))
+    empty = F.create_map().cast("map<string,string>")
+    return F.when(headers.isNull(), empty).otherwise(F.map_from_entries(entries))
 
 
 def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str]) -> DataFrame:
@@ -37,8 +60,10 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
     from pyspark.sql.types import StringType, StructField, StructType
 
     src = defn.source
+    headers = uses_headers(defn)
+    forced = {"includeHeaders": "true"} if headers else {}
     try:
-        options = resolve_options({**DEFAULTS, **dict(src.options), **overrides},
+        options = resolve_options({**DEFAULTS, **dict(src.options), **overrides, **forced},
                                   "source.options")
     except KafkaSetupError as exc:
         raise SparkRuntimeError(exc.message, exc.field) from exc
@@ -69,11 +94,13 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
         F.col("partition").cast("int").alias("kafka_partition"),
         F.col("offset").cast("bigint").alias("kafka_offset"),
         F.col("timestamp").alias("kafka_timestamp"),
+        *([headers_column(F.col("headers")).alias(HEADERS)] if headers else []),
         envelope.alias("__envelope"),
     )
     value_cols = [F.col(f"__v.`{f.name}`").alias(f.name) for f in schema.fields]
     corrupt = F.when(F.col("__v").isNull() | F.col(f"__v.{CORRUPT_COLUMN}").isNotNull(),
                      F.col("__envelope"))
-    return staged.select(*value_cols, *[F.col(n) for n in METADATA_NAMES],
+    meta = [n for n in METADATA_NAMES if headers or n != HEADERS]
+    return staged.select(*value_cols, *[F.col(n) for n in meta],
                          corrupt.alias(CORRUPT_COLUMN))
 

@@ -20,17 +20,20 @@ pytestmark = [pytest.mark.spark, pytest.mark.heavy]
 
 SCHEMA = ("team STRING, score INT, neg INT, x DOUBLE, n INT, padded STRING, s STRING, "
           "et TIMESTAMP, ms BIGINT, payload STRING, flag BOOLEAN, iso STRING, "
-          "meta STRUCT<region: STRING>")
+          "meta STRUCT<region: STRING>, hdr MAP<STRING, STRING>")
 ROWS: list[dict[str, Any]] = [
     {"team": "Red", "score": 7, "neg": -7, "x": 2.5, "n": None, "padded": "  hi  ",
      "s": "2026-01-02 03:04:05", "et": datetime(2026, 1, 1, 0, 2, 5, 250000, tzinfo=UTC),
      "ms": 1767225725000, "payload": '{"a": {"b": [10, {"c": "deep"}]}, "f": 1.5}',
-     "flag": True, "iso": "2026-03-15T10:20:30Z", "meta": {"region": "eu"}},
+     "flag": True, "iso": "2026-03-15T10:20:30Z", "meta": {"region": "eu"},
+     "hdr": {"tenant": "a", "Tenant": "B", "w": "12"}},
     {"team": None, "score": None, "neg": 3, "x": -0.5, "n": 1, "padded": None, "s": None,
-     "et": None, "ms": None, "payload": "not json", "flag": None, "iso": None, "meta": None},
+     "et": None, "ms": None, "payload": "not json", "flag": None, "iso": None, "meta": None,
+     "hdr": None},
     {"team": "bLuE", "score": -15, "neg": 0, "x": 12345.678, "n": 2, "padded": "x", "s": "1999-12-31 23:59:59",
      "et": datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC), "ms": -1500, "payload": '{"a": 1}',
-     "flag": False, "iso": "2026-01-01 12:00:00", "meta": {"region": None}},
+     "flag": False, "iso": "2026-01-01 12:00:00", "meta": {"region": None},
+     "hdr": {"w": None}},
 ]
 
 VALUE_EXPRESSIONS = [
@@ -60,6 +63,8 @@ VALUE_EXPRESSIONS = [
     "cast('yes' AS BOOLEAN)", "upper(flag)", "cast(et AS BIGINT)",
     "unix_millis(cast(score AS TIMESTAMP))", "score = '7'", "x > '1'", "nvl(team, 'x')",
     "'10' > '9'", "if(flag, 1, 2)",
+    "hdr['tenant']", "hdr['Tenant']", "hdr['missing']", "cast(hdr['w'] AS INT) + 1",
+    "upper(hdr['tenant'])",
 ]
 
 ERROR_EXPRESSIONS = [

@@ -1,6 +1,6 @@
 """The compiler's core: the table of node builders (``_builds`` registers one per sqlglot node
 kind), :func:`build`, which compiles a node into a closure, and the builders of the leaves
-(columns, field access, literals).
+(columns, field access, map subscripts, literals).
 
 The builders of the other node kinds are in :mod:`~jobs.definition.evaluator.operators`,
 :mod:`~jobs.definition.evaluator.functions` and :mod:`~jobs.definition.evaluator.times`; the
@@ -108,6 +108,26 @@ def _dot(node: exp.Dot) -> Fn:
     if not isinstance(node.expression, exp.Identifier):
         raise _fail("only field names may follow '.'")
     return lambda row: _lookup(base(row), name)
+
+
+@_builds(exp.Bracket)
+def _map_value(node: exp.Bracket) -> Fn:
+    """``m['name']``: a map column's value by its key (a string literal), exact and
+    case-sensitive as Spark's map lookup; an absent key is null. Only maps take a subscript
+    (arrays would need Spark's index rules), which ``sql.check_expression`` checks."""
+    subscripts = node.expressions
+    if not isinstance(node.this, exp.Column) or len(subscripts) != 1 or not (
+            isinstance(subscripts[0], exp.Literal) and subscripts[0].is_string):
+        raise _fail("a subscript [] must be a map column's key as a string literal, "
+                    "as in kafka_headers['name']")
+    base = build(node.this)
+    key = str(subscripts[0].this)
+
+    def get(row: Row) -> Any:
+        m = base(row)
+        return m.get(key) if isinstance(m, Mapping) else None
+
+    return get
 
 
 @_builds(exp.Paren)
