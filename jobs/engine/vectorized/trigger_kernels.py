@@ -1,13 +1,14 @@
 """Compiled kernels (numba) of the triggered fixed-window engine (``triggered.py``).
 
 The general engine's per-record rules for tumbling / hopping / global windows with count
-triggers (``jobs/engine/assign.py``, ``jobs/engine/firing.py``) restated over a window table
+and processing-time triggers (``jobs/engine/assign.py``, ``jobs/engine/firing.py``) restated over a window table
 held in arrays, one row per open window, so the loop over records runs compiled. The rules
 are kept line for line: the differential tests compare the two engines' output.
 
 Window table (``W``): int64 columns (``C_*``), bool flags (``B_*``), and per aggregation an
 accumulator (``acc_i`` int64, ``acc_f`` float64, ``acc_k`` kind, ``acc_n`` mean's count) and,
-in retracting mode, the last pane's output values (``lp_*``). A row is found from (key code,
+in retracting mode, the last pane's output values (``lp_*``). A window's processing-time timer
+is ``C_TIMER`` while ``B_TIMER`` is set (the general engine's ``WindowState.timer``). A row is found from (key code,
 window start) through an open-addressing hash table (``H``, linear probing, tombstones).
 
 Output rows (``O``): late records (``OUT_LATE``: record index, window start, reason) and panes
@@ -31,16 +32,20 @@ F_COUNT_STAR, F_COUNT, F_SUM, F_MEAN, F_MIN, F_MAX = 0, 1, 2, 3, 4, 5
 # params (int64 vector)
 P_WTYPE, P_SIZE, P_STEP, P_ALIGN, P_AL, P_EVENT_BASIS = 0, 1, 2, 3, 4, 5
 P_EARLY_COUNT, P_LATE_COUNT, P_ON_TIME, P_RETRACTING, P_DISCARDING, P_STEP_FIRING = 6, 7, 8, 9, 10, 11
-N_PARAMS = 12
+P_EARLY_TIMER, P_LATE_TIMER, P_EARLY_DUE, P_LATE_DUE = 12, 13, 14, 15
+"""Whether early / late are processing-time triggers, and the due time a timer set now gets
+(processing time + duration, or the next ``every`` boundary: the caller sets them per call)."""
+N_PARAMS = 16
 WT_TUMBLING, WT_HOPPING, WT_GLOBAL = 0, 1, 2
 
 # window table int columns
 C_KEY, C_START, C_CLOSE, C_PENDING, C_EMITTED, C_ELEMENTS, C_FIRST_T, C_LAST_T, C_LP_TIMING = (
     0, 1, 2, 3, 4, 5, 6, 7, 8)
-N_INT_COLS = 9
+C_TIMER = 9
+N_INT_COLS = 10
 # window table flags
-B_LIVE, B_PASSED, B_BORN_LATE = 0, 1, 2
-N_FLAGS = 3
+B_LIVE, B_PASSED, B_BORN_LATE, B_TIMER = 0, 1, 2, 3
+N_FLAGS = 4
 
 # output int columns
 O_KIND, O_KEY, O_START, O_REC, O_REASON, O_TIMING, O_INDEX, O_LAST, O_RETRACTION, O_WM = (
@@ -230,6 +235,7 @@ def _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
     o += 1
     wi[row, C_EMITTED] = emitted + 1
     wi[row, C_PENDING] = 0
+    wb[row, B_TIMER] = False
     if p[P_DISCARDING]:
         for a in range(len(fns)):
             acc_i[row, a] = 0
@@ -242,8 +248,9 @@ def _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
 @njit(cache=True, inline="always")
 def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                  hk, hs, hv, hst, row, wm, out_i, ok, oi, of, o):
-    """``Firing._fire_window`` for count triggers at watermark ``wm`` (``INT64_MAX`` once the
-    input has ended). Returns the next free output row."""
+    """``Firing._fire_window`` at watermark ``wm`` (``INT64_MAX`` once the input has ended):
+    count triggers fire, processing-time triggers set the window's timer. Returns the next
+    free output row."""
     close = wi[row, C_CLOSE]
     pending = wi[row, C_PENDING]
     if wm < close:  # early phase
@@ -251,10 +258,14 @@ def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
         if ec > 0 and pending > 0 and pending >= ec:
             o = _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                       row, T_EARLY, False, wm, out_i, ok, oi, of, o)
+        elif p[P_EARLY_TIMER] and pending > 0 and not wb[row, B_TIMER]:
+            wb[row, B_TIMER] = True
+            wi[row, C_TIMER] = p[P_EARLY_DUE]
         return o
     expired = wm >= _sat_add(close, p[P_AL])
     if not wb[row, B_PASSED]:
         wb[row, B_PASSED] = True
+        wb[row, B_TIMER] = False  # pending early timers are dropped when the window passes
         if p[P_ON_TIME] and not wb[row, B_BORN_LATE]:
             o = _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                       row, T_ON_TIME, expired, wm, out_i, ok, oi, of, o)
@@ -273,6 +284,9 @@ def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
     if lc > 0 and pending > 0 and pending >= lc:
         o = _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                   row, T_LATE, False, wm, out_i, ok, oi, of, o)
+    elif p[P_LATE_TIMER] and pending > 0 and not wb[row, B_TIMER]:
+        wb[row, B_TIMER] = True
+        wi[row, C_TIMER] = p[P_LATE_DUE]
     return o
 
 
@@ -363,6 +377,8 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                 wi[row, C_FIRST_T] = t
                 wi[row, C_LAST_T] = t
                 wi[row, C_LP_TIMING] = 0
+                wi[row, C_TIMER] = 0
+                wb[row, B_TIMER] = False
                 wb[row, B_LIVE] = True
                 wb[row, B_PASSED] = False
                 wb[row, B_BORN_LATE] = wm0 >= close
@@ -435,4 +451,32 @@ def fire_rows(p, fns, rows, wm, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, 
     for j in range(len(rows)):
         o = _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                          hk, hs, hv, hst, rows[j], wm, out_i, ok, oi, of, o)
+    return o
+
+
+@njit(cache=True)
+def timer_rows(wi, wb, n_rows, now):
+    """Live rows whose processing-time timer is due at ``now``."""
+    out = np.empty(n_rows, dtype=np.int64)
+    n = 0
+    for r in range(n_rows):
+        if wb[r, B_LIVE] and wb[r, B_TIMER] and wi[r, C_TIMER] <= now:
+            out[n] = r
+            n += 1
+    return out[:n]
+
+
+@njit(cache=True)
+def fire_timers(p, fns, rows, wm, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
+                out_i, ok, oi, of):
+    """``Firing._fire_timers`` for ``rows`` (due, in emission order): the timer is cleared
+    and a window with pending elements emits, EARLY before its close, LATE after."""
+    o = 0
+    for j in range(len(rows)):
+        row = rows[j]
+        wb[row, B_TIMER] = False
+        if wi[row, C_PENDING] > 0:
+            timing = T_EARLY if wm < wi[row, C_CLOSE] else T_LATE
+            o = _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
+                      row, timing, False, wm, out_i, ok, oi, of, o)
     return o

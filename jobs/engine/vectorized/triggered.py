@@ -1,19 +1,24 @@
-"""TriggeredEngine: tumbling / hopping / global windows with count triggers, compiled.
+"""TriggeredEngine: tumbling / hopping / global windows with early / late triggers, compiled.
 
 The general engine's API and output for the definitions :func:`qualifies_triggered` accepts:
-fixed or global windows, early ``count`` / on-time / late ``count`` firings (so also ``emit:
-current``), discarding, accumulating or retracting, either lateness basis, a bounded event-time
+fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and late ``count`` /
+``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either lateness basis, a bounded event-time
 watermark under the global scope without idle advance, count / sum / mean / min / max. The
 per-record rules run in the compiled kernels of :mod:`trigger_kernels` over a window table in
 arrays; Python work is per arrival unit, per fired pane (building its ``Pane``) and per late
 record.
 
+Processing-time triggers (``early: after / every``, ``late: after``) are a timer per window
+(``C_TIMER``), set by the kernels exactly where the general engine sets ``WindowState.timer``,
+at the processing time of the call (``ingest``'s ``batch.processing_time``,
+``advance_processing_time``), and fired by ``advance_processing_time``.
+
 State: the engine's state *is* the general engine's format. ``state`` converts the window
 table into an :class:`~jobs.engine.state.EngineState` (so snapshots, the Spark host's packed
 blobs and old checkpoints are one format for both engines), and a restored ``EngineState``
 is loaded back into arrays. Where the arrays cannot hold the input exactly (values of other
-types, integers beyond 2**53, a restored window with a processing-time timer) the engine
-hands over to the general engine with the converted state, for good.
+types, integers beyond 2**53) the engine hands over to the general engine with the converted
+state, for good.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from jobs.engine.errors import EngineError
 from jobs.engine.late_rows import drain_window_rows, key_total_rows
 from jobs.engine.records import Emission, RecordBatch
 from jobs.engine.state import EngineState
+from jobs.engine.triggers import next_boundary
 from jobs.engine.vectorized import trigger_kernels
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.triggered_output import emissions
@@ -75,8 +81,12 @@ class TriggeredEngine(WindowTable):
         if w.type == "hopping" and not 0 < self._step <= self._size:
             raise EngineError("window.step: must be positive and not exceed window.size")
         self._wpr = -(-self._size // self._step) if w.type == "hopping" else 1
-        early = (eff.early.count or 1) if eff.early is not None else 0
-        late = (eff.late.count or 1) if eff.late is not None else 0
+        early = (eff.early.count or 1) if eff.early is not None and eff.early.kind == "count" else 0
+        late = (eff.late.count or 1) if eff.late is not None and eff.late.kind == "count" else 0
+        self._early_timer = eff.early if eff.early is not None and eff.early.kind != "count" \
+            else None
+        self._late_after = (eff.late.duration or 0) if eff.late is not None \
+            and eff.late.kind != "count" else None
         p = np.zeros(K.N_PARAMS, dtype=np.int64)
         p[K.P_WTYPE] = self._wtype
         p[K.P_SIZE] = self._size
@@ -89,7 +99,12 @@ class TriggeredEngine(WindowTable):
         p[K.P_ON_TIME] = bool(eff.at_window_end)
         p[K.P_RETRACTING] = defn.accumulation == "retracting"
         p[K.P_DISCARDING] = defn.accumulation == "discarding"
-        p[K.P_STEP_FIRING] = early > 0 or late > 0
+        p[K.P_EARLY_TIMER] = self._early_timer is not None
+        p[K.P_LATE_TIMER] = self._late_after is not None
+        # a processing-time trigger sets its timer as records arrive: per record, as a count
+        # trigger fires (nothing else fires per record then, so the output order is the same)
+        p[K.P_STEP_FIRING] = early > 0 or late > 0 or self._early_timer is not None \
+            or self._late_after is not None
         self._p = p
         self._names = [a.name for a in defn.aggregations]
         self._fn_names = [a.fn for a in defn.aggregations]
@@ -119,6 +134,7 @@ class TriggeredEngine(WindowTable):
                 raise EngineError(f"state: {type(state).__name__} is not an EngineState")
             if not load_state(self, state):
                 self.general = Engine(defn, state=state, watermark=watermark)
+        self._set_dues()
 
     # ------------------------------------------------------------------ public API
 
@@ -142,12 +158,15 @@ class TriggeredEngine(WindowTable):
         return to_general_state(self)
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
-        """No processing-time timers or idle advance exist for qualifying definitions."""
+        """Move processing time to ``now_ms`` (never back) and fire the processing-time
+        timers due at or before it (``early: after / every``, ``late: after``)."""
         if self.general is not None:
             return self.general.advance_processing_time(now_ms)
-        if not self.ended and now_ms > self.processing_time:
-            self.processing_time = now_ms
-        return []
+        if self.ended or now_ms <= self.processing_time:
+            return []
+        self.processing_time = now_ms
+        self._set_dues()
+        return self._fire_timers(now_ms)
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
         """One arrival unit (docs/semantics.md, "Arrival model"), as :meth:`Engine.ingest`."""
@@ -155,15 +174,16 @@ class TriggeredEngine(WindowTable):
             return self.general.ingest(batch)
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
+        out: list[Emission] = []
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
-            self.processing_time = batch.processing_time
+            out = self.advance_processing_time(batch.processing_time)
         n = len(batch)
         if n == 0:
-            return []
+            return out
         try:
             vi, vf, visf, vvalid, bound = self._inputs(batch, n)
         except Unsupported as exc:
-            return self._hand_over(batch, str(exc))
+            return out + self._hand_over(batch, str(exc))
         self._sum_bound = bound
         codes = self.keys.encode(batch.keys)
         if len(self.key_max_t) < len(self.keys):
@@ -199,7 +219,7 @@ class TriggeredEngine(WindowTable):
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
         if n_acc:
             self._count_accepted(acc_late[:n_acc])
-        out = emissions(self, out_i, ok, oi, of, int(n_out), batch)
+        out.extend(emissions(self, out_i, ok, oi, of, int(n_out), batch))
         if self.mode == "internal" and tmax - self._delay > self.wm:
             self.wm = tmax - self._delay
         out.extend(self._fire_due(self.wm))
@@ -278,6 +298,37 @@ class TriggeredEngine(WindowTable):
             visf[:, j] = c.is_float
             vvalid[:, j] = c.valid
         return vi, vf, visf, vvalid, bound
+
+    def _set_dues(self) -> None:
+        """The due time a processing-time timer set now gets (``Firing._fire_window``)."""
+        now = self.processing_time
+        e = self._early_timer
+        if e is not None:
+            d = e.duration or 0
+            self._p[K.P_EARLY_DUE] = now + d if e.kind == "after" else next_boundary(
+                now, d, e.align_to)
+        if self._late_after is not None:
+            self._p[K.P_LATE_DUE] = now + self._late_after
+
+    def _fire_timers(self, now: int) -> list[Emission]:
+        """The windows whose timer is due at ``now``, by due time, window end, key JSON,
+        window start (``Firing._fire_timers``)."""
+        rows = K.timer_rows(self.wi, self.wb, self.n_rows, now)
+        if len(rows) == 0:
+            return []
+        rank = self.keys.json_rank()[self.wi[rows, K.C_KEY]]
+        order = np.lexsort((self.wi[rows, K.C_START], rank, self.wi[rows, K.C_CLOSE],
+                            self.wi[rows, K.C_TIMER]))
+        rows = np.ascontiguousarray(rows[order])
+        m = 2 * len(rows)
+        a = self.acc_i.shape[1]
+        out_i = np.empty((m, K.N_OUT_COLS), dtype=np.int64)
+        ok = np.empty((m, a), dtype=np.int8)
+        oi = np.empty((m, a), dtype=np.int64)
+        of = np.empty((m, a), dtype=np.float64)
+        n_out = K.fire_timers(self._p, self._fns, rows, self.wm, *self._table_args(),
+                              out_i, ok, oi, of)
+        return emissions(self, out_i, ok, oi, of, int(n_out), None)
 
     def _fire_due(self, wm: int) -> list[Emission]:
         """Every window whose deadline ``wm`` reached, through its triggers, in the general

@@ -24,10 +24,6 @@ def triggered_problems(defn: Definition) -> list[str]:
     eff = effective_trigger(defn)
     if eff.at_expiry:
         problems.append("trigger.emit: final is the final-pane engine's")
-    if eff.early is not None and eff.early.kind != "count":
-        problems.append(f"trigger.early: {eff.early.kind} (processing time) is not compiled")
-    if eff.late is not None and eff.late.kind != "count":
-        problems.append(f"trigger.late: {eff.late.kind} (processing time) is not compiled")
     if defn.uses_processing_time:
         problems.append("event_time: the processing clock is not compiled")
     wmd = defn.watermark

@@ -85,6 +85,7 @@ def to_general_state(eng: TriggeredEngine) -> EngineState:
             pending=int(eng.wi[row, K.C_PENDING]), emitted=emitted, last_pane=last_pane,
             passed=bool(eng.wb[row, K.B_PASSED]),
             born_late=bool(eng.wb[row, K.B_BORN_LATE]),
+            timer=int(eng.wi[row, K.C_TIMER]) if eng.wb[row, K.B_TIMER] else None,
         )
     for kj, (key, acc, drop) in eng.late_totals_by_key.items():
         ks = st.keys.get(kj)
@@ -104,7 +105,7 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
             return False
         code = eng.keys.code_of(ks.key)
         for w in ks.windows.values():
-            if w.timer is not None or w.retract:
+            if w.retract:
                 return False
             rows.append((code, w))
     if st.idle_base is not None:
@@ -126,6 +127,9 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
             eng.wb[r, K.B_LIVE] = True
             eng.wb[r, K.B_PASSED] = w.passed
             eng.wb[r, K.B_BORN_LATE] = w.born_late
+            if w.timer is not None:
+                eng.wb[r, K.B_TIMER] = True
+                eng.wi[r, K.C_TIMER] = int(w.timer)
             for j, fn in enumerate(fns):
                 if not _set_acc(eng, fn, r, j, w.accs[j]):
                     return False
