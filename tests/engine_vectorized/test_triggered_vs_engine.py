@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from jobs.definition import load_definition
 from jobs.definition.model import (
     INFINITE,
+    Aggregation,
     Definition,
     EarlyTrigger,
     LateTrigger,
@@ -63,11 +64,18 @@ def triggers(draw: st.DrawFn) -> Trigger:
                    late=draw(LATE))
 
 
+ORDERED = [Aggregation("first_x", "first", "x"), Aggregation("last_x", "last", "x")]
+"""Aggregations the triggered engine runs beyond the vectorized engine's (ties in event time
+are broken by arrival order)."""
+
+
 @st.composite
 def triggered_definitions(draw: st.DrawFn) -> Definition:
     base = draw(definitions())
+    extra = draw(st.lists(st.sampled_from(ORDERED), max_size=2, unique_by=lambda a: a.name))
     return Definition(
-        name=base.name, window=base.window, aggregations=base.aggregations, key=base.key,
+        name=base.name, window=base.window, aggregations=(*base.aggregations, *extra),
+        key=base.key,
         event_time=base.event_time,
         watermark=Watermark(delay=base.watermark.delay),  # global scope
         allowed_lateness=base.allowed_lateness, lateness_basis=base.lateness_basis,

@@ -6,7 +6,8 @@ held in arrays, one row per open window, so the loop over records runs compiled.
 are kept line for line: the differential tests compare the two engines' output.
 
 Window table (``W``): int64 columns (``C_*``), bool flags (``B_*``), and per aggregation an
-accumulator (``acc_i`` int64, ``acc_f`` float64, ``acc_k`` kind, ``acc_n`` mean's count) and,
+accumulator (``acc_i`` int64, ``acc_f`` float64, ``acc_k`` kind, ``acc_n`` mean's count or
+first / last's arrival sequence number, ``acc_t`` first / last's event time) and,
 in retracting mode, the last pane's output values (``lp_*``). A window's processing-time timer
 is ``C_TIMER`` while ``B_TIMER`` is set (the general engine's ``WindowState.timer``). A row is found from (key code,
 window start) through an open-addressing hash table (``H``, linear probing, tombstones).
@@ -27,7 +28,7 @@ GLOBAL_START = INT64_MIN
 """The global window's start in the table (the general engine's ``NO_START``)."""
 
 # aggregation function codes
-F_COUNT_STAR, F_COUNT, F_SUM, F_MEAN, F_MIN, F_MAX = 0, 1, 2, 3, 4, 5
+F_COUNT_STAR, F_COUNT, F_SUM, F_MEAN, F_MIN, F_MAX, F_FIRST, F_LAST = 0, 1, 2, 3, 4, 5, 6, 7
 
 # params (int64 vector)
 P_WTYPE, P_SIZE, P_STEP, P_ALIGN, P_AL, P_EVENT_BASIS = 0, 1, 2, 3, 4, 5
@@ -133,7 +134,7 @@ def _less(ak, ai, af, bk, bi, bf):
 
 
 @njit(cache=True, inline="always")
-def _add_value(fns, acc_i, acc_f, acc_k, acc_n, row, vi, vf, visf, vvalid, r):
+def _add_value(fns, acc_i, acc_f, acc_k, acc_n, acc_t, row, vi, vf, visf, vvalid, r, t, seq):
     for a in range(len(fns)):
         fn = fns[a]
         if fn == F_COUNT_STAR:
@@ -153,6 +154,21 @@ def _add_value(fns, acc_i, acc_f, acc_k, acc_n, row, vi, vf, visf, vvalid, r):
                 acc_i[row, a] += vi[r, a]
             if fn == F_MEAN:
                 acc_n[row, a] += 1
+        elif fn in (F_FIRST, F_LAST):
+            # [t, seq, value] of the earliest / latest input by (event time, arrival)
+            cur = acc_k[row, a]
+            if cur == 0:
+                take = True
+            elif fn == F_FIRST:
+                take = t < acc_t[row, a] or (t == acc_t[row, a] and seq < acc_n[row, a])
+            else:
+                take = t > acc_t[row, a] or (t == acc_t[row, a] and seq > acc_n[row, a])
+            if take:
+                acc_k[row, a] = 2 if visf[r, a] else 1
+                acc_i[row, a] = vi[r, a]
+                acc_f[row, a] = vf[r, a]
+                acc_t[row, a] = t
+                acc_n[row, a] = seq
         else:
             k = 2 if visf[r, a] else 1
             cur = acc_k[row, a]
@@ -293,7 +309,8 @@ def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
 @njit(cache=True)
 def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                   wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f, n_rows,
-                  hk, hs, hv, hst, out_i, ok, oi, of, acc_late, r0, o, na, h_fill, kcache):
+                  hk, hs, hv, hst, out_i, ok, oi, of, acc_late, r0, o, na, h_fill, kcache,
+                  acc_t, seq0):
     """One arrival unit, records in arrival order, all judged against ``wm0`` (the global
     watermark from before the unit): each record's late lines (by window start), then, with
     a count trigger, the panes its windows fire (by window start). ``acc_late`` receives one
@@ -306,7 +323,7 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
     ``kcache[key, slot]`` remembers the row a key last used for each of its window slots
     (window number modulo windows per record): most records of a key land in the windows
     its previous record used, found without a hash probe (the hash table is the cold,
-    cache-missing part of the loop)."""
+    cache-missing part of the loop). Record ``r``'s arrival sequence number is ``seq0 + r``."""
     wtype = p[P_WTYPE]
     size = p[P_SIZE]
     step = p[P_STEP]
@@ -392,7 +409,8 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                 if close < min_close:
                     min_close = close
             kcache[k, slot] = row
-            _add_value(fns, acc_i, acc_f, acc_k, acc_n, row, vi, vf, visf, vvalid, r)
+            _add_value(fns, acc_i, acc_f, acc_k, acc_n, acc_t, row, vi, vf, visf, vvalid, r,
+                       t, seq0 + r)
             wi[row, C_ELEMENTS] += 1
             wi[row, C_PENDING] += 1
             if t < wi[row, C_FIRST_T]:

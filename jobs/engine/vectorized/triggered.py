@@ -3,7 +3,8 @@
 The general engine's API and output for the definitions :func:`qualifies_triggered` accepts:
 fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and late ``count`` /
 ``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either lateness basis, a bounded event-time
-watermark under the global scope without idle advance, count / sum / mean / min / max. The
+watermark under the global scope without idle advance, count / sum / mean / min / max /
+first / last. The
 per-record rules run in the compiled kernels of :mod:`trigger_kernels` over a window table in
 arrays; Python work is per arrival unit, per fired pane (building its ``Pane``) and per late
 record.
@@ -208,7 +209,8 @@ class TriggeredEngine(WindowTable):
             r, n_rows, n_out, n_acc, min_close, h_fill = K.ingest_kernel(
                 self._p, self._fns, codes, t, vi, vf, visf, vvalid, self.wm,
                 *self._table_args(), self.n_rows, self.hk, self.hs, self.hv, self.hst,
-                out_i, ok, oi, of, acc_late, r, n_out, n_acc, self._h_fill, self.kcache)
+                out_i, ok, oi, of, acc_late, r, n_out, n_acc, self._h_fill, self.kcache,
+                self.acc_t, self.seq)
             self.n_rows, self._h_fill = int(n_rows), int(h_fill)
             self._next_deadline = min(self._next_deadline, int(min_close))
             if r < n:

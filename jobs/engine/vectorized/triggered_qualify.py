@@ -11,7 +11,7 @@ from jobs.engine.vectorized import trigger_kernels
 
 K: Any = trigger_kernels
 TRIGGERED_FNS = {"count": None, "sum": K.F_SUM, "mean": K.F_MEAN, "min": K.F_MIN,
-                 "max": K.F_MAX}
+                 "max": K.F_MAX, "first": K.F_FIRST, "last": K.F_LAST}
 """Aggregation functions the window table holds, with their kernel codes (count has two)."""
 
 

@@ -31,6 +31,10 @@ def _acc(eng: TriggeredEngine, fn: str, row: int, j: int) -> Any:
         return f if k == 1 else i
     if fn == "mean":
         return [f if k == 1 else i, int(eng.acc_n[row, j])]
+    if fn in ("first", "last"):
+        if k == 0:
+            return None
+        return [int(eng.acc_t[row, j]), int(eng.acc_n[row, j]), i if k == 1 else f]
     return None if k == 0 else (i if k == 1 else f)
 
 
@@ -176,6 +180,17 @@ def _set_acc(eng: TriggeredEngine, fn: str, r: int, j: int, acc: Any) -> bool:
             return False
         eng.acc_n[r, j] = acc[1]
         acc = acc[0]
+    if fn in ("first", "last") and acc is not None:
+        if not isinstance(acc, list) or len(acc) != 3 or type(acc[0]) is not int \
+                or type(acc[1]) is not int:
+            return False
+        eng.acc_t[r, j], eng.acc_n[r, j] = acc[0], acc[1]
+        acc = acc[2]
+        kind, i, f = _value_parts(acc)
+        if kind not in (1, 2):
+            return False
+        eng.acc_k[r, j], eng.acc_i[r, j], eng.acc_f[r, j] = kind, i, f
+        return True
     if fn in ("sum", "mean"):
         kind, i, f = _value_parts(acc)
         if kind not in (1, 2):

@@ -39,13 +39,14 @@ class WindowTable:
         self.acc_f = np.zeros((cap, a), dtype=np.float64)
         self.acc_k = np.zeros((cap, a), dtype=np.int8)
         self.acc_n = np.zeros((cap, a), dtype=np.int64)
+        self.acc_t = np.zeros((cap, a), dtype=np.int64)
         self.lp_k = np.zeros((cap, a), dtype=np.int8)
         self.lp_i = np.zeros((cap, a), dtype=np.int64)
         self.lp_f = np.zeros((cap, a), dtype=np.float64)
         self._rehash(4 * cap)
         self._next_deadline = K.INT64_MAX
 
-    _TABLE = ("wi", "wb", "acc_i", "acc_f", "acc_k", "acc_n", "lp_k", "lp_i", "lp_f")
+    _TABLE = ("wi", "wb", "acc_i", "acc_f", "acc_k", "acc_n", "acc_t", "lp_k", "lp_i", "lp_f")
 
     def _rehash(self, want: int) -> None:
         hc = _pow2(want)
