@@ -485,6 +485,16 @@ def timer_rows(wi, wb, n_rows, now):
 
 
 @njit(cache=True)
+def min_timer(wi, wb, n_rows):
+    """The earliest timer of a live row (``INT64_MAX``: none)."""
+    m = INT64_MAX
+    for r in range(n_rows):
+        if wb[r, B_LIVE] and wb[r, B_TIMER] and wi[r, C_TIMER] < m:
+            m = wi[r, C_TIMER]
+    return m
+
+
+@njit(cache=True)
 def fire_timers(p, fns, rows, wm, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                 out_i, ok, oi, of):
     """``Firing._fire_timers`` for ``rows`` (due, in emission order): the timer is cleared

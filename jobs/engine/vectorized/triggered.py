@@ -125,6 +125,8 @@ class TriggeredEngine(WindowTable):
         self.late_totals_by_key: dict[str, list[Any]] = {}
         self.late_deltas: dict[str, list[Any]] = {}
         self._alloc(64)
+        self._next_timer = K.INT64_MAX
+        """No timer is due before this (a lower bound; see ``_timers_set``)."""
         self.general: Engine | None = None
         """Set once the engine handed over to the general engine."""
         self.handed_over_because: str | None = None
@@ -135,6 +137,8 @@ class TriggeredEngine(WindowTable):
                 raise EngineError(f"state: {type(state).__name__} is not an EngineState")
             if not load_state(self, state):
                 self.general = Engine(defn, state=state, watermark=watermark)
+            else:
+                self._next_timer = int(K.min_timer(self.wi, self.wb, self.n_rows))
         self._set_dues()
 
     # ------------------------------------------------------------------ public API
@@ -212,6 +216,7 @@ class TriggeredEngine(WindowTable):
                 out_i, ok, oi, of, acc_late, r, n_out, n_acc, self._h_fill, self.kcache,
                 self.acc_t, self.seq)
             self.n_rows, self._h_fill = int(n_rows), int(h_fill)
+            self._timers_set()
             self._next_deadline = min(self._next_deadline, int(min_close))
             if r < n:
                 self._reserve(max(1024 * self._wpr, self.n_rows))
@@ -312,11 +317,24 @@ class TriggeredEngine(WindowTable):
         if self._late_after is not None:
             self._p[K.P_LATE_DUE] = now + self._late_after
 
+    def _timers_set(self) -> None:
+        """After a kernel call that may have set timers: they are due no earlier than the
+        due times it was given (``_next_timer`` stays a lower bound of every timer)."""
+        p = self._p
+        if p[K.P_EARLY_TIMER]:
+            self._next_timer = min(self._next_timer, int(p[K.P_EARLY_DUE]))
+        if p[K.P_LATE_TIMER]:
+            self._next_timer = min(self._next_timer, int(p[K.P_LATE_DUE]))
+
     def _fire_timers(self, now: int) -> list[Emission]:
         """The windows whose timer is due at ``now``, by due time, window end, key JSON,
-        window start (``Firing._fire_timers``)."""
+        window start (``Firing._fire_timers``). The table is scanned only when the earliest
+        timer may be due."""
+        if now < self._next_timer:
+            return []
         rows = K.timer_rows(self.wi, self.wb, self.n_rows, now)
         if len(rows) == 0:
+            self._next_timer = int(K.min_timer(self.wi, self.wb, self.n_rows))
             return []
         rank = self.keys.json_rank()[self.wi[rows, K.C_KEY]]
         order = np.lexsort((self.wi[rows, K.C_START], rank, self.wi[rows, K.C_CLOSE],
@@ -330,6 +348,7 @@ class TriggeredEngine(WindowTable):
         of = np.empty((m, a), dtype=np.float64)
         n_out = K.fire_timers(self._p, self._fns, rows, self.wm, *self._table_args(),
                               out_i, ok, oi, of)
+        self._next_timer = int(K.min_timer(self.wi, self.wb, self.n_rows))
         return emissions(self, out_i, ok, oi, of, int(n_out), None)
 
     def _fire_due(self, wm: int) -> list[Emission]:
@@ -353,6 +372,7 @@ class TriggeredEngine(WindowTable):
             of = np.empty((m, a), dtype=np.float64)
             n_out = K.fire_rows(self._p, self._fns, rows, wm, *self._table_args(),
                                 self.hk, self.hs, self.hv, self.hst, out_i, ok, oi, of)
+            self._timers_set()
             out = emissions(self, out_i, ok, oi, of, int(n_out), None)
         self._next_deadline = int(K.min_deadline(self._p, self.wi, self.wb, self.n_rows))
         return out
