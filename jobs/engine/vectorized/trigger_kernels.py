@@ -1,16 +1,18 @@
 """Compiled kernels (numba) of the triggered fixed-window engine (``triggered.py``).
 
 The general engine's per-record rules for tumbling / hopping / global windows with count
-and processing-time triggers (``jobs/engine/assign.py``, ``jobs/engine/firing.py``) restated over a window table
-held in arrays, one row per open window, so the loop over records runs compiled. The rules
+and processing-time triggers (``jobs/engine/assign.py``, ``jobs/engine/firing.py``) restated
+over a window table held in arrays, one row per open window, so the loop over records runs
+compiled. The rules
 are kept line for line: the differential tests compare the two engines' output.
 
 Window table (``W``): int64 columns (``C_*``), bool flags (``B_*``), and per aggregation an
 accumulator (``acc_i`` int64, ``acc_f`` float64, ``acc_k`` kind, ``acc_n`` mean's count or
 first / last's arrival sequence number, ``acc_t`` first / last's event time) and,
-in retracting mode, the last pane's output values (``lp_*``). A window's processing-time timer
-is ``C_TIMER`` while ``B_TIMER`` is set (the general engine's ``WindowState.timer``). A row is found from (key code,
-window start) through an open-addressing hash table (``H``, linear probing, tombstones).
+in retracting mode, the last pane's output values (``lp_*``; folding and pane values are in
+:mod:`trigger_values`). A window's processing-time timer is ``C_TIMER`` while ``B_TIMER`` is
+set (the general engine's ``WindowState.timer``). A row is found from (key code, window
+start) through the hash table of :mod:`window_hash`.
 
 Output rows (``O``): late records (``OUT_LATE``: record index, window start, reason) and panes
 (timing, index, last, retraction, watermark and per aggregation the output value as kind /
@@ -22,13 +24,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from jobs.engine.vectorized.trigger_values import (  # noqa: F401 (codes used through this module)
+    F_COUNT,
+    F_COUNT_STAR,
+    F_FIRST,
+    F_LAST,
+    F_MAX,
+    F_MEAN,
+    F_MIN,
+    F_SUM,
+    _add_value,
+    _write_values,
+)
+from jobs.engine.vectorized.window_hash import h_delete, h_find, h_insert
+
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
 GLOBAL_START = INT64_MIN
 """The global window's start in the table (the general engine's ``NO_START``)."""
 
-# aggregation function codes
-F_COUNT_STAR, F_COUNT, F_SUM, F_MEAN, F_MIN, F_MAX, F_FIRST, F_LAST = 0, 1, 2, 3, 4, 5, 6, 7
 
 # params (int64 vector)
 P_WTYPE, P_SIZE, P_STEP, P_ALIGN, P_AL, P_EVENT_BASIS = 0, 1, 2, 3, 4, 5
@@ -56,7 +70,6 @@ OUT_LATE, OUT_PANE = 0, 1
 R_EXPIRED, R_BEFORE_WATERMARK = 0, 1
 T_EARLY, T_ON_TIME, T_LATE = 0, 1, 2
 
-H_EMPTY, H_USED, H_TOMB = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
@@ -66,151 +79,12 @@ def _sat_add(a, b):
     return a + b
 
 
-@njit(cache=True, inline="always")
-def _hash(k, s, mask):
-    h = (k * np.int64(-7046029254386353131)) ^ (s * np.int64(-4658895280553007687))
-    h ^= h >> np.int64(29)
-    return h & mask
-
-
-@njit(cache=True, inline="always")
-def h_find(hk, hs, hv, hst, k, s):
-    """Row of window (k, s), or -1."""
-    mask = len(hk) - 1
-    i = _hash(k, s, mask)
-    while True:
-        st = hst[i]
-        if st == H_EMPTY:
-            return -1
-        if st == H_USED and hk[i] == k and hs[i] == s:
-            return hv[i]
-        i = (i + 1) & mask
-
-
-@njit(cache=True, inline="always")
-def h_insert(hk, hs, hv, hst, k, s, row):
-    """Insert (k, s) -> row; the caller knows (k, s) is absent and the table has room."""
-    mask = len(hk) - 1
-    i = _hash(k, s, mask)
-    while hst[i] == H_USED:
-        i = (i + 1) & mask
-    hk[i] = k
-    hs[i] = s
-    hv[i] = row
-    hst[i] = H_USED
-
-
-@njit(cache=True, inline="always")
-def h_delete(hk, hs, hv, hst, k, s):
-    mask = len(hk) - 1
-    i = _hash(k, s, mask)
-    while True:
-        st = hst[i]
-        if st == H_EMPTY:
-            return
-        if st == H_USED and hk[i] == k and hs[i] == s:
-            hst[i] = H_TOMB
-            return
-        i = (i + 1) & mask
-
-
 @njit(cache=True)
 def h_build(hk, hs, hv, hst, wi, wb, n_rows):
     """Fill an empty hash table with every live row of the window table."""
     for r in range(n_rows):
         if wb[r, B_LIVE]:
             h_insert(hk, hs, hv, hst, wi[r, C_KEY], wi[r, C_START], r)
-
-
-@njit(cache=True, inline="always")
-def _less(ak, ai, af, bk, bi, bf):
-    """a < b for two non-null min/max values (kind 1 int, 2 float), as Python compares them
-    (ints mixed with floats stay within 2**53, so the float comparison is exact)."""
-    if ak == 1 and bk == 1:
-        return ai < bi
-    x = af if ak == 2 else float(ai)
-    y = bf if bk == 2 else float(bi)
-    return x < y
-
-
-@njit(cache=True, inline="always")
-def _add_value(fns, acc_i, acc_f, acc_k, acc_n, acc_t, row, vi, vf, visf, vvalid, r, t, seq):
-    for a in range(len(fns)):
-        fn = fns[a]
-        if fn == F_COUNT_STAR:
-            acc_i[row, a] += 1
-            continue
-        if not vvalid[r, a]:
-            continue
-        if fn == F_COUNT:
-            acc_i[row, a] += 1
-        elif fn in (F_SUM, F_MEAN):
-            if acc_k[row, a] == 1:
-                acc_f[row, a] += vf[r, a] if visf[r, a] else float(vi[r, a])
-            elif visf[r, a]:
-                acc_f[row, a] = float(acc_i[row, a]) + vf[r, a]
-                acc_k[row, a] = 1
-            else:
-                acc_i[row, a] += vi[r, a]
-            if fn == F_MEAN:
-                acc_n[row, a] += 1
-        elif fn in (F_FIRST, F_LAST):
-            # [t, seq, value] of the earliest / latest input by (event time, arrival)
-            cur = acc_k[row, a]
-            if cur == 0:
-                take = True
-            elif fn == F_FIRST:
-                take = t < acc_t[row, a] or (t == acc_t[row, a] and seq < acc_n[row, a])
-            else:
-                take = t > acc_t[row, a] or (t == acc_t[row, a] and seq > acc_n[row, a])
-            if take:
-                acc_k[row, a] = 2 if visf[r, a] else 1
-                acc_i[row, a] = vi[r, a]
-                acc_f[row, a] = vf[r, a]
-                acc_t[row, a] = t
-                acc_n[row, a] = seq
-        else:
-            k = 2 if visf[r, a] else 1
-            cur = acc_k[row, a]
-            if cur == 0:
-                take = True
-            elif fn == F_MIN:
-                take = _less(k, vi[r, a], vf[r, a], cur, acc_i[row, a], acc_f[row, a])
-            else:
-                take = _less(cur, acc_i[row, a], acc_f[row, a], k, vi[r, a], vf[r, a])
-            if take:
-                acc_k[row, a] = k
-                acc_i[row, a] = vi[r, a]
-                acc_f[row, a] = vf[r, a]
-
-
-@njit(cache=True, inline="always")
-def _write_values(fns, acc_i, acc_f, acc_k, acc_n, row, ok, oi, of, o):
-    """The pane values of window ``row`` into output row ``o``."""
-    for a in range(len(fns)):
-        fn = fns[a]
-        if fn in (F_COUNT_STAR, F_COUNT):
-            ok[o, a] = 1
-            oi[o, a] = acc_i[row, a]
-        elif fn == F_SUM:
-            if acc_k[row, a] == 1:
-                ok[o, a] = 2
-                of[o, a] = acc_f[row, a]
-            else:
-                ok[o, a] = 1
-                oi[o, a] = acc_i[row, a]
-        elif fn == F_MEAN:
-            n = acc_n[row, a]
-            if n == 0:
-                ok[o, a] = 0
-            else:
-                ok[o, a] = 2
-                s = acc_f[row, a] if acc_k[row, a] == 1 else float(acc_i[row, a])
-                of[o, a] = s / n
-        else:
-            ok[o, a] = acc_k[row, a]
-            oi[o, a] = acc_i[row, a]
-            of[o, a] = acc_f[row, a]
 
 
 @njit(cache=True, inline="always")

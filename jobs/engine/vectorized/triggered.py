@@ -2,11 +2,10 @@
 
 The general engine's API and output for the definitions :func:`qualifies_triggered` accepts:
 fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and late ``count`` /
-``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either lateness basis, a bounded event-time
-watermark under the global scope without idle advance, count / sum / mean / min / max /
-first / last. The
-per-record rules run in the compiled kernels of :mod:`trigger_kernels` over a window table in
-arrays; Python work is per arrival unit, per fired pane (building its ``Pane``) and per late
+``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either
+lateness basis, a bounded event-time watermark under the global scope without idle advance,
+count / sum / mean / min / max / first / last. The per-record rules run in the compiled
+kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is per arrival unit, per fired pane (building its ``Pane``) and per late
 record.
 
 Processing-time triggers (``early: after / every``, ``late: after``) are a timer per window
