@@ -64,7 +64,7 @@ def make_engine(
             # by itself where the arrays cannot model the input)
             if vectorized or qualifies(defn) or isinstance(state, VectorizedState):
                 if not isinstance(state, VectorizedState) and qualifies_triggered(defn):
-                    # count triggers on fixed windows: compiled, general-engine state format
+                    # early / late triggers on fixed windows: compiled, general-engine state format
                     return TriggeredEngine(defn, state=state, watermark=watermark)
                 return VectorizedEngine(defn, state=state, watermark=watermark)
             if qualifies_triggered(defn):

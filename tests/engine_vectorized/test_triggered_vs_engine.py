@@ -1,10 +1,11 @@
 """Differential tests: the compiled triggered engine (tumbling / hopping / global windows with
-early count, on-time and late count firings) must be indistinguishable from the general engine
-on every definition it is picked for: the same panes (retractions included), late lines and
-``emitted_at`` in the same order, the same late counts, open windows, watermark and max event
-time after every arrival unit, across a snapshot/restore (through JSON) in the middle, across
-a hand-over to the general engine, under an externally driven watermark, and through replay
-in every arrival mode."""
+early count / after / every, on-time and late count / after firings) must be
+indistinguishable from the general engine on every definition it is picked for: the same
+panes (retractions included), late lines and ``emitted_at`` in the same order, the same late
+counts, open windows, watermark and max event time after every arrival unit and processing
+time tick, across a snapshot/restore (through JSON) in the middle (pending timers included),
+across a hand-over to the general engine, under an externally driven watermark, and through
+replay in every arrival mode."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from jobs.definition import load_definition
 from jobs.definition.model import (
     INFINITE,
+    Aggregation,
     Definition,
     EarlyTrigger,
     LateTrigger,
@@ -37,22 +39,43 @@ from tests.engine_vectorized.test_vs_engine import observe, odd_instants
 from tests.engine_vectorized.test_vs_reference import batch_of, canon
 
 COUNTS = st.integers(1, 3)
+DURATIONS = st.integers(1, 80)
+"""Processing-time durations (ms): the instants' processing time moves 0-50 ms a unit, so
+timers fire on some units and not on others."""
+EARLY = st.one_of(
+    st.none(),
+    COUNTS.map(lambda n: EarlyTrigger("count", count=n)),
+    DURATIONS.map(lambda d: EarlyTrigger("after", duration=d)),
+    st.builds(lambda d, a: EarlyTrigger("every", duration=d, align_to=a),
+              DURATIONS, st.integers(-100, 100)),
+)
+LATE = st.one_of(
+    st.none(),
+    COUNTS.map(lambda n: LateTrigger("count", count=n)),
+    DURATIONS.map(lambda d: LateTrigger("after", duration=d)),
+)
 
 
 @st.composite
 def triggers(draw: st.DrawFn) -> Trigger:
     if draw(st.integers(0, 4)) == 0:
         return Trigger(emit="current")
-    early = draw(st.one_of(st.none(), COUNTS.map(lambda n: EarlyTrigger("count", count=n))))
-    late = draw(st.one_of(st.none(), COUNTS.map(lambda n: LateTrigger("count", count=n))))
-    return Trigger(emit="custom", early=early, on_time=draw(st.booleans()), late=late)
+    return Trigger(emit="custom", early=draw(EARLY), on_time=draw(st.booleans()),
+                   late=draw(LATE))
+
+
+ORDERED = [Aggregation("first_x", "first", "x"), Aggregation("last_x", "last", "x")]
+"""Aggregations the triggered engine runs beyond the vectorized engine's (ties in event time
+are broken by arrival order)."""
 
 
 @st.composite
 def triggered_definitions(draw: st.DrawFn) -> Definition:
     base = draw(definitions())
+    extra = draw(st.lists(st.sampled_from(ORDERED), max_size=2, unique_by=lambda a: a.name))
     return Definition(
-        name=base.name, window=base.window, aggregations=base.aggregations, key=base.key,
+        name=base.name, window=base.window, aggregations=(*base.aggregations, *extra),
+        key=base.key,
         event_time=base.event_time,
         watermark=Watermark(delay=base.watermark.delay),  # global scope
         allowed_lateness=base.allowed_lateness, lateness_basis=base.lateness_basis,
@@ -60,8 +83,10 @@ def triggered_definitions(draw: st.DrawFn) -> Definition:
     )
 
 
-def run(defn: Definition, insts: list[Instant], restore_at: int | None, triggered: bool
-        ) -> tuple[list[str], list[dict[str, Any]]]:
+def run(defn: Definition, insts: list[Instant], restore_at: int | None, triggered: bool,
+        ticks: list[int] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+    """Feed ``insts``; ``ticks[i]`` (ms, 0 = none) moves processing time by that much after
+    unit ``i`` through ``advance_processing_time``, as the Spark host's timers do."""
     eng: Any = TriggeredEngine(defn) if triggered else Engine(defn)
     out: list[dict[str, Any]] = []
     seen: list[dict[str, Any]] = []
@@ -72,6 +97,10 @@ def run(defn: Definition, insts: list[Instant], restore_at: int | None, triggere
             assert isinstance(eng, TriggeredEngine)
         out.extend(e.to_json() for e in eng.ingest(batch_of(defn, inst)))
         seen.append(observe(eng))
+        if ticks and ticks[i]:
+            now = eng.state.processing_time + ticks[i]
+            out.extend(e.to_json() for e in eng.advance_processing_time(now))
+            seen.append(observe(eng))
     out.extend(e.to_json() for e in eng.end_of_input())
     seen.append(observe(eng))
     return canon(out), seen
@@ -88,6 +117,50 @@ def test_same_observable_behaviour_as_general_engine(
     g_out, g_seen = run(defn, insts, None, triggered=False)
     assert t_out == g_out
     assert t_seen == g_seen
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=triggered_definitions(), insts=instants(), data=st.data())
+def test_processing_time_ticks_match_general_engine(
+    defn: Definition, insts: list[Instant], data: st.DataObject
+) -> None:
+    """``advance_processing_time`` between units fires the due timers (``after`` /
+    ``every``) with the same panes, ``emitted_at`` and order; pending timers survive a
+    snapshot/restore."""
+    ticks = [data.draw(st.sampled_from([0, 0, 1, 7, 30, 100])) for _ in insts]
+    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
+    t_out, t_seen = run(defn, insts, restore_at, triggered=True, ticks=ticks)
+    g_out, g_seen = run(defn, insts, None, triggered=False, ticks=ticks)
+    assert t_out == g_out
+    assert t_seen == g_seen
+
+
+def test_timers_fire_on_ticks_with_their_processing_time() -> None:
+    """A hand-checked case: early ``after: 10`` on a 100 ms tumbling window, retracting."""
+    defn = load_definition({
+        "name": "d", "key": "k", "event_time": "t",
+        "window": {"type": "tumbling", "size": 100},
+        "aggregations": [{"name": "n", "fn": "count"}],
+        "watermark": {"delay": 0},
+        "trigger": {"emit": "custom", "early": {"after": 10}, "on_time": True},
+        "accumulation": "retracting",
+    })
+    eng = make_engine(defn)
+    assert isinstance(eng, TriggeredEngine)
+    assert eng.ingest(batch_of(defn, Instant(1000, [("a", 5, 1)]))) == []
+    assert eng.advance_processing_time(1009) == []  # due at 1010
+    (p1,) = eng.advance_processing_time(1010)
+    assert (p1.timing, p1.pane_index, p1.values, p1.emitted_at) == ("EARLY", 0, {"n": 1}, 1010)
+    assert eng.ingest(batch_of(defn, Instant(1012, [("a", 6, 1), ("a", 7, 1)]))) == []
+    retract, p2 = eng.advance_processing_time(1030)
+    assert (retract.retraction, retract.values, retract.emitted_at) == (True, {"n": 1}, 1030)
+    assert (p2.timing, p2.pane_index, p2.values) == ("EARLY", 1, {"n": 3})
+    assert eng.ingest(batch_of(defn, Instant(1031, [("a", 8, 1)]))) == []
+    # the watermark passes the window: on time; its pending early timer is dropped
+    out = eng.ingest(batch_of(defn, Instant(1032, [("b", 150, 1)])))
+    assert [(p.timing, p.retraction, p.values) for p in out] == [
+        ("EARLY", True, {"n": 3}), ("ON_TIME", False, {"n": 4})]
+    assert [p.key for p in eng.advance_processing_time(5000)] == ["b"]
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -159,10 +232,14 @@ def _replay_definition(defn: Definition) -> Definition:
         raw["trigger"] = {"emit": "current"}
     else:
         trig: dict[str, Any] = {"emit": "custom", "on_time": t.on_time}
-        if t.early is not None:
-            trig["early"] = {"count": t.early.count}
-        if t.late is not None:
-            trig["late"] = {"count": t.late.count}
+        e, late = t.early, t.late
+        if e is not None:
+            trig["early"] = (
+                {"count": e.count} if e.kind == "count" else {"after": e.duration}
+                if e.kind == "after" else {"every": e.duration, "align_to": e.align_to})
+        if late is not None:
+            trig["late"] = ({"count": late.count} if late.kind == "count"
+                            else {"after": late.duration})
         raw["trigger"] = trig
     return load_definition(_millis(raw))
 
@@ -236,8 +313,12 @@ def test_make_engine_picks_triggered_only_where_exact() -> None:
             "aggregations": [{"name": "n", "fn": "count"}]}
     picked = load_definition({**base, "trigger": {"emit": "custom", "early": {"count": 10}}})
     assert isinstance(make_engine(picked), TriggeredEngine)
-    timers = load_definition({**base, "trigger": {"emit": "custom", "early": {"after": "1s"}}})
-    assert isinstance(make_engine(timers), Engine)
+    timers = load_definition({**base, "trigger": {"emit": "custom", "early": {"after": "1s"},
+                                                  "late": {"after": "5s"}}})
+    assert isinstance(make_engine(timers), TriggeredEngine)
+    idle = load_definition({**base, "trigger": {"emit": "current"},
+                            "watermark": {"delay": "1s", "idle_advance": True}})
+    assert isinstance(make_engine(idle), Engine)
     key_scope = load_definition({**base, "trigger": {"emit": "current"},
                                  "watermark": {"delay": "1s", "scope": "key"}})
     assert isinstance(make_engine(key_scope), Engine)

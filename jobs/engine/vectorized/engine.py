@@ -20,7 +20,6 @@ columns are the engine's product: building the objects costs more than computing
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 import numpy as np
@@ -30,38 +29,21 @@ from jobs.definition.model import Definition
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.late_rows import drain_window_rows, key_total_rows
-from jobs.engine.records import Emission, LateRecord, RecordBatch, key_json
+from jobs.engine.records import Emission, RecordBatch, key_json
 from jobs.engine.state import EngineState
-from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, SumAgg
 from jobs.engine.vectorized.columns import ColumnarOutput, FinalPanes
 from jobs.engine.vectorized.dense import DenseStore, dense_eligible
+from jobs.engine.vectorized.firing import fire
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
+from jobs.engine.vectorized.judge import judge
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.qualify import qualification_problems
-from jobs.engine.vectorized.store import SliceStore, first_occurrences, group_pairs
+from jobs.engine.vectorized.snapshot import VectorizedState, load_snapshot, snapshot_data
+from jobs.engine.vectorized.store import SliceStore, first_occurrences, group_pairs, make_aggs
 from jobs.engine.vectorized.values import Column, Unsupported, null_mask, numeric_column
 
 I64 = NDArray[np.int64]
 WatermarkMode = Literal["internal", "external"]
-SNAPSHOT_VERSION = 1
-
-
-ELEMENTS = "\x00elements"
-"""Hidden per-slice record count (``open_windows`` reports a window's elements)."""
-
-
-def _make_aggs(defn: Definition) -> list[Agg]:
-    out: list[Agg] = [CountAgg(ELEMENTS, counts_records=True)]
-    for a in defn.aggregations:
-        if a.fn == "count":
-            out.append(CountAgg(a.name, counts_records=a.of is None))
-        elif a.fn in ("sum", "mean"):
-            out.append(SumAgg(a.name, mean=a.fn == "mean"))
-        elif a.fn in ("min", "max"):
-            out.append(ExtremeAgg(a.name, is_max=a.fn == "max"))
-        else:  # pragma: no cover - qualifies() refuses it
-            raise Unsupported(f"aggregations.{a.name}: fn {a.fn} is not vectorized")
-    return out
 
 
 def _subset(col: Column | None, mask: NDArray[np.bool_]) -> Column | None:
@@ -101,9 +83,9 @@ class VectorizedEngine:
         self.processing_time = 0
         self.ended = False
         self.store: SliceStore | DenseStore = (
-            DenseStore(self.geo, _make_aggs(defn))
+            DenseStore(self.geo, make_aggs(defn))
             if dense_eligible(self.geo, self.key_scope)
-            else SliceStore(self.geo, _make_aggs(defn))
+            else SliceStore(self.geo, make_aggs(defn))
         )
         self._by_rank = np.zeros(0, dtype=np.int64)
         self.late_totals_by_key: dict[str, list[Any]] = {}
@@ -236,7 +218,7 @@ class VectorizedEngine:
             wm_b = self.wm
         sl = self.geo.slice_of(t)
         out: list[Emission] = []
-        accept = self._judge(codes, t, sl, wm_b, batch, out)
+        accept = judge(self, codes, t, sl, wm_b, batch, out)
         seq = np.arange(self.seq, self.seq + n, dtype=np.int64)
         self.seq += n
         if accept is None or accept.all():
@@ -253,11 +235,11 @@ class VectorizedEngine:
             old = self.key_wm.copy()
             if self.wm != WM_INF:
                 self.key_wm = np.maximum(self.key_wm, self.key_max_t - self.delay)
-            return ColumnarOutput(out, self._fire(old, self.key_wm))
+            return ColumnarOutput(out, fire(self, old, self.key_wm))
         old_wm = self.wm
         if self.wm != WM_INF:
             self.wm = max(self.wm, self.max_t - self.delay)
-        return ColumnarOutput(out, self._fire(old_wm, self.wm))
+        return ColumnarOutput(out, fire(self, old_wm, self.wm))
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
         """Move the watermark (never back) when the host drives it (``watermark="external"``)."""
@@ -344,8 +326,8 @@ class VectorizedEngine:
         if self.key_scope:
             old_k = self.key_wm.copy()
             self.key_wm = np.maximum(self.key_wm, self.wm)
-            return self._fire(old_k, self.key_wm)
-        return self._fire(old, self.wm)
+            return fire(self, old_k, self.key_wm)
+        return fire(self, old, self.wm)
 
     def _grow_keys(self) -> None:
         extra = len(self.keys) - len(self.key_wm)
@@ -377,61 +359,6 @@ class VectorizedEngine:
             agg.precheck(cols[agg.name])
         return cols
 
-    def _judge(
-        self, codes: I64, t: I64, sl: I64, wm_b: I64 | int, batch: RecordBatch,
-        out: list[Emission],
-    ) -> NDArray[np.bool_] | None:
-        """Lateness of each record against the watermark before the instant. Appends the late
-        outputs, counts late pairs, and returns the mask of records to fold in (None = all)."""
-        wm_arr = np.broadcast_to(np.asarray(wm_b, dtype=np.int64), t.shape)
-        suspect = np.flatnonzero(wm_arr > t)  # only these can be late for any window
-        if len(suspect) == 0:
-            return None
-        accept = np.ones(len(t), dtype=bool)
-        starts, valid = self.geo.window_starts(sl[suspect])
-        wm_s = wm_arr[suspect][:, None]
-        if self.defn.lateness_basis == "event":
-            dropped = valid
-            late_ok = np.zeros_like(valid)
-            accept[suspect] = False
-            reason: Literal["expired", "before_watermark"] = "before_watermark"
-        else:
-            end = self.geo.window_end(starts.ravel()).reshape(starts.shape)
-            exp = self.geo.expiry(starts.ravel()).reshape(starts.shape)
-            dropped = valid & (wm_s >= exp)
-            late_ok = valid & (wm_s >= end) & ~dropped
-            accept[suspect] = ~dropped[:, 0]  # the latest window of the record is still open
-            reason = "expired"
-            if not (dropped.any() or late_ok.any()):
-                return None
-        # late outputs in arrival order; a record's windows by ascending start. Only records
-        # with a late pair are visited, on Python lists (most suspects are merely out of order,
-        # and indexing numpy arrays element by element cost more than the rest of the judging)
-        hit = np.flatnonzero((dropped | late_ok).any(axis=1))
-        drop_l, ok_l, starts_l = dropped[hit].tolist(), late_ok[hit].tolist(), starts[hit].tolist()
-        rec_i = suspect[hit].tolist()
-        codes_l, t_l = codes[rec_i].tolist(), t[rec_i].tolist()
-        width = starts.shape[1]
-        for h, r_i in enumerate(rec_i):
-            code, drop_h, ok_h, starts_h = codes_l[h], drop_l[h], ok_l[h], starts_l[h]
-            for j in range(width - 1, -1, -1):
-                if not (drop_h[j] or ok_h[j]):
-                    continue
-                wid = self._window_id(code, starts_h[j])
-                self._count_late(code, wid, 1 if drop_h[j] else 0)
-                if drop_h[j]:
-                    rec = batch.records[r_i] if batch.records is not None else None
-                    out.append(LateRecord(wid[0], t_l[h], wid[1], wid[2], reason, rec))
-        return accept
-
-    def _count_late(self, code: int, wid: tuple[Any, int | None, int | None], slot: int) -> None:
-        key, start, end = wid
-        kj = self.keys.json_array()[code]  # cached per code (json.dumps per late pair was slow)
-        tot = self.late_totals_by_key.setdefault(kj, [key, 0, 0])
-        tot[1 + slot] += 1
-        row = self.late_deltas.setdefault(f"{kj}|{start}|{end}", [key, start, end, 0, 0])
-        row[3 + slot] += 1
-
     def _slices_of(self, k: I64, s: I64, store: SliceStore) -> NDArray[np.int64]:
         """Store rows of every slice of each window (k, s): shape (windows, slices), -1 absent."""
         g = self.geo.slice_width
@@ -446,125 +373,6 @@ class VectorizedEngine:
             return (key, None, None)
         return (key, start, start + self.geo.size)
 
-    def _order(self, k: I64, s: I64) -> I64:
-        """Emission order of windows firing together, as the general engine: by window end,
-        then key JSON, then window start."""
-        if len(k) <= 1:
-            return np.arange(len(k))
-        return np.lexsort((s, self.keys.json_rank()[k], self.geo.window_end(s)))
-
-    def _fire(self, old: I64 | int, new: I64 | int) -> FinalPanes:
-        """Emit every window whose expiry lies in (old, new]; drop slices no longer needed."""
-        store = self.store
-        if isinstance(store, DenseStore):
-            assert not isinstance(old, np.ndarray) and not isinstance(new, np.ndarray)
-            return self._fire_dense(store, int(old), int(new))
-        if len(store) == 0:
-            return self._no_panes()
-        if self.key_scope:
-            assert isinstance(old, np.ndarray) and isinstance(new, np.ndarray)
-            o_rows, n_rows = old[store.key], new[store.key]
-        else:
-            if new == old:
-                return self._no_panes()
-            o_rows = np.full(len(store), old, dtype=np.int64)
-            n_rows = np.full(len(store), new, dtype=np.int64)
-        starts, valid = self.geo.window_starts(store.start)
-        exp = self.geo.expiry(starts.ravel()).reshape(starts.shape)
-        fire = valid & (exp > o_rows[:, None]) & (exp <= n_rows[:, None])
-        emitted = self._no_panes()
-        if fire.any():
-            rows = np.repeat(np.arange(len(store)), starts.shape[1])[fire.ravel()]
-            ws = starts[fire]
-            if self.geo.slices_per_window == 1:
-                k, s = store.key[rows], ws
-                order = self._order(k, s)
-                rows, k, s = rows[order], k[order], s[order]
-                values = [agg.values_array(rows) for agg in store.aggs[1:]]
-            else:
-                gid = group_pairs(store.key[rows], ws)
-                first = first_occurrences(gid)
-                k, s = store.key[rows[first]], ws[first]
-                order = self._order(k, s)
-                k, s = k[order], s[order]
-                idx = self._slices_of(k, s, store)
-                values = [agg.combine_array(idx) for agg in store.aggs[1:]]
-            emitted = self._final(k, s, values)
-        last_exp = exp[:, 0]
-        store.keep(last_exp > n_rows)
-        return emitted
-
-    def _codes_by_rank(self) -> I64:
-        """Key codes in key-JSON order (the inverse of ``json_rank``), cached per key count."""
-        n = len(self.keys)
-        if len(self._by_rank) != n:
-            by_rank = np.empty(n, dtype=np.int64)
-            by_rank[self.keys.json_rank()] = np.arange(n, dtype=np.int64)
-            self._by_rank = by_rank
-        return self._by_rank
-
-    def _fire_dense(self, store: DenseStore, old: int, new: int) -> FinalPanes:
-        """``_fire`` on the dense store (global watermark): the fired window starts are found
-        from the few live slots; each fired window's keys are the non-empty cells of its slots,
-        taken in key-JSON order, so no sort or lookup is needed."""
-        if new == old or not store.slot_of:
-            return self._no_panes()
-        geo = self.geo
-        live = store.live_slots()
-        ss = store.slot_start[live]
-        starts, valid = geo.window_starts(ss)
-        exp = geo.expiry(starts.ravel()).reshape(starts.shape)
-        fire = valid & (exp > old) & (exp <= new)
-        emitted = self._no_panes()
-        if fire.any():
-            cap = store.cap
-            spw = geo.slices_per_window
-            elements = store.elements.reshape(store.n_slots, cap)
-            by_rank = self._codes_by_rank()
-            offs = np.arange(spw, dtype=np.int64) * geo.slice_width
-            ks: list[I64] = []
-            ss_out: list[I64] = []
-            idxs: list[I64] = []
-            for w in np.unique(starts[fire]).tolist():  # ascending start = ascending end
-                slots = np.array(
-                    [store.slot_of.get(x, -1) for x in (w + offs).tolist()], dtype=np.int64
-                )
-                have = slots[slots >= 0]
-                # a key's window fired iff it has a record in one of the window's slices
-                present = np.zeros(max(cap, len(by_rank)), dtype=np.bool_)
-                present[:cap] = elements[have].any(axis=0)  # keys beyond cap: no record yet
-                codes = by_rank[present[by_rank]]
-                idx = slots[None, :] * cap + codes[:, None]
-                if len(have) < spw:
-                    idx[:, slots < 0] = -1
-                ks.append(codes)
-                ss_out.append(np.full(len(codes), w, dtype=np.int64))
-                idxs.append(idx)
-            k = np.concatenate(ks)
-            s = np.concatenate(ss_out)
-            idx2 = np.concatenate(idxs)
-            if spw == 1:
-                values = [agg.values_array(idx2[:, 0]) for agg in store.aggs[1:]]
-            else:
-                values = [agg.combine_array(idx2) for agg in store.aggs[1:]]
-            emitted = self._final(k, s, values)
-        last_exp = exp[:, 0]
-        dead = live[last_exp <= new]
-        if len(dead):
-            store.release(dead)
-        return emitted
-
-    def _final(self, k: I64, s: I64, values: list[NDArray[Any]]) -> FinalPanes:
-        """The fired windows (k, s), already in emission order, as columns: no per-window
-        Python work at all (objects are built only if the caller asks, ``to_panes``)."""
-        wm = self.key_wm[k] if self.key_scope else np.full(len(k), self.wm, dtype=np.int64)
-        names = self._agg_names()
-        return FinalPanes(
-            key_codes=k, key_table=self.keys, window_start=None if self.geo.is_global else s,
-            window_size=self.geo.size, watermark=wm,
-            values=dict(zip(names, values, strict=True)), emitted_at=self.processing_time,
-        )
-
     # ------------------------------------------------------------------ snapshot
 
     def snapshot(self) -> dict[str, Any]:
@@ -572,70 +380,10 @@ class VectorizedEngine:
         general engine's format after a hand-over)."""
         if self.general is not None:
             return self.general.state.snapshot()
-        return {
-            "engine": "vectorized",
-            "version": SNAPSHOT_VERSION,
-            "keys": list(self.keys.values),
-            "key_max_t": self.key_max_t.tolist(),
-            "key_wm": self.key_wm.tolist(),
-            "max_t": self.max_t,
-            "wm": self.wm,
-            "ended": self.ended,
-            "seq": self.seq,
-            "processing_time": self.processing_time,
-            "store": self.store.dump(),
-            "late_totals": {k: list(v) for k, v in self.late_totals_by_key.items()},
-            "late_deltas": {k: list(v) for k, v in self.late_deltas.items()},
-        }
+        return snapshot_data(self)
 
     def _load(self, d: dict[str, Any]) -> None:
-        if d.get("version") != SNAPSHOT_VERSION:
-            raise EngineError(f"state snapshot version {d.get('version')!r} is not {SNAPSHOT_VERSION}")
-        try:
-            self.keys = KeyTable(d["keys"])
-            self.key_max_t = np.asarray(d["key_max_t"], dtype=np.int64)
-            self.key_wm = np.asarray(d["key_wm"], dtype=np.int64)
-            self.max_t = d["max_t"]
-            self.wm = int(d["wm"])
-            self.ended = bool(d["ended"])
-            self.seq = int(d["seq"])
-            self.processing_time = int(d["processing_time"])
-            sparse = SliceStore(self.geo, _make_aggs(self.defn))
-            sparse.load(d["store"])
-            self.store = sparse
-            if dense_eligible(self.geo, self.key_scope):
-                self.store = DenseStore.from_sparse(sparse, len(self.keys)) or sparse
-            self.late_totals_by_key = {k: list(v) for k, v in d["late_totals"].items()}
-            self.late_deltas = {k: list(v) for k, v in d["late_deltas"].items()}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise EngineError(f"state snapshot is malformed: {exc!r}") from exc
-
-
-class VectorizedState:
-    """The vectorized engine's state as the Engine API exposes it. ``engine.state`` is a live
-    view (cheap: nothing is copied until ``snapshot()``); ``VectorizedState.restore(d)`` holds
-    snapshot data to pass as ``state=`` to a new engine."""
-
-    def __init__(
-        self, data: dict[str, Any] | None = None, engine: VectorizedEngine | None = None
-    ) -> None:
-        self._data = data
-        self._engine = engine
-
-    @property
-    def processing_time(self) -> int:
-        if self._engine is not None:
-            return self._engine.processing_time
-        assert self._data is not None
-        return int(self._data["processing_time"])
-
-    def snapshot(self) -> dict[str, Any]:
-        if self._engine is not None:
-            return self._engine.snapshot()
-        return copy.deepcopy(self._data) if self._data is not None else {}
-
-    @classmethod
-    def restore(cls, d: dict[str, Any]) -> VectorizedState:
-        if d.get("engine") != "vectorized":
-            raise EngineError("state: not a vectorized-engine snapshot")
-        return cls(data=copy.deepcopy(d))
+        load_snapshot(self, d)
+        if dense_eligible(self.geo, self.key_scope):
+            assert isinstance(self.store, SliceStore)
+            self.store = DenseStore.from_sparse(self.store, len(self.keys)) or self.store

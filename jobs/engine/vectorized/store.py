@@ -14,12 +14,31 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from jobs.engine.vectorized.aggregates import Agg, RowCounts
+from jobs.definition.model import Definition
+from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, RowCounts, SumAgg
 from jobs.engine.vectorized.geometry import Geometry
-from jobs.engine.vectorized.values import Column
+from jobs.engine.vectorized.values import Column, Unsupported
 
 I64 = NDArray[np.int64]
 PACK_LIMIT = 2**62
+
+
+ELEMENTS = "\x00elements"
+"""Hidden per-slice record count (``open_windows`` reports a window's elements)."""
+
+
+def make_aggs(defn: Definition) -> list[Agg]:
+    out: list[Agg] = [CountAgg(ELEMENTS, counts_records=True)]
+    for a in defn.aggregations:
+        if a.fn == "count":
+            out.append(CountAgg(a.name, counts_records=a.of is None))
+        elif a.fn in ("sum", "mean"):
+            out.append(SumAgg(a.name, mean=a.fn == "mean"))
+        elif a.fn in ("min", "max"):
+            out.append(ExtremeAgg(a.name, is_max=a.fn == "max"))
+        else:  # pragma: no cover - qualifies() refuses it
+            raise Unsupported(f"aggregations.{a.name}: fn {a.fn} is not vectorized")
+    return out
 
 
 def group_pairs(k: I64, s: I64) -> I64:

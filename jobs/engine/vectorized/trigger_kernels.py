@@ -1,14 +1,18 @@
 """Compiled kernels (numba) of the triggered fixed-window engine (``triggered.py``).
 
 The general engine's per-record rules for tumbling / hopping / global windows with count
-triggers (``jobs/engine/assign.py``, ``jobs/engine/firing.py``) restated over a window table
-held in arrays, one row per open window, so the loop over records runs compiled. The rules
+and processing-time triggers (``jobs/engine/assign.py``, ``jobs/engine/firing.py``) restated
+over a window table held in arrays, one row per open window, so the loop over records runs
+compiled. The rules
 are kept line for line: the differential tests compare the two engines' output.
 
 Window table (``W``): int64 columns (``C_*``), bool flags (``B_*``), and per aggregation an
-accumulator (``acc_i`` int64, ``acc_f`` float64, ``acc_k`` kind, ``acc_n`` mean's count) and,
-in retracting mode, the last pane's output values (``lp_*``). A row is found from (key code,
-window start) through an open-addressing hash table (``H``, linear probing, tombstones).
+accumulator (``acc_i`` int64, ``acc_f`` float64, ``acc_k`` kind, ``acc_n`` mean's count or
+first / last's arrival sequence number, ``acc_t`` first / last's event time) and,
+in retracting mode, the last pane's output values (``lp_*``; folding and pane values are in
+:mod:`trigger_values`). A window's processing-time timer is ``C_TIMER`` while ``B_TIMER`` is
+set (the general engine's ``WindowState.timer``). A row is found from (key code, window
+start) through the hash table of :mod:`window_hash`.
 
 Output rows (``O``): late records (``OUT_LATE``: record index, window start, reason) and panes
 (timing, index, last, retraction, watermark and per aggregation the output value as kind /
@@ -20,27 +24,43 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from jobs.engine.vectorized.trigger_values import (  # noqa: F401 (codes used through this module)
+    F_COUNT,
+    F_COUNT_STAR,
+    F_FIRST,
+    F_LAST,
+    F_MAX,
+    F_MEAN,
+    F_MIN,
+    F_SUM,
+    _add_value,
+    _write_values,
+)
+from jobs.engine.vectorized.window_hash import h_delete, h_find, h_insert
+
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
 GLOBAL_START = INT64_MIN
 """The global window's start in the table (the general engine's ``NO_START``)."""
 
-# aggregation function codes
-F_COUNT_STAR, F_COUNT, F_SUM, F_MEAN, F_MIN, F_MAX = 0, 1, 2, 3, 4, 5
 
 # params (int64 vector)
 P_WTYPE, P_SIZE, P_STEP, P_ALIGN, P_AL, P_EVENT_BASIS = 0, 1, 2, 3, 4, 5
 P_EARLY_COUNT, P_LATE_COUNT, P_ON_TIME, P_RETRACTING, P_DISCARDING, P_STEP_FIRING = 6, 7, 8, 9, 10, 11
-N_PARAMS = 12
+P_EARLY_TIMER, P_LATE_TIMER, P_EARLY_DUE, P_LATE_DUE = 12, 13, 14, 15
+"""Whether early / late are processing-time triggers, and the due time a timer set now gets
+(processing time + duration, or the next ``every`` boundary: the caller sets them per call)."""
+N_PARAMS = 16
 WT_TUMBLING, WT_HOPPING, WT_GLOBAL = 0, 1, 2
 
 # window table int columns
 C_KEY, C_START, C_CLOSE, C_PENDING, C_EMITTED, C_ELEMENTS, C_FIRST_T, C_LAST_T, C_LP_TIMING = (
     0, 1, 2, 3, 4, 5, 6, 7, 8)
-N_INT_COLS = 9
+C_TIMER = 9
+N_INT_COLS = 10
 # window table flags
-B_LIVE, B_PASSED, B_BORN_LATE = 0, 1, 2
-N_FLAGS = 3
+B_LIVE, B_PASSED, B_BORN_LATE, B_TIMER = 0, 1, 2, 3
+N_FLAGS = 4
 
 # output int columns
 O_KIND, O_KEY, O_START, O_REC, O_REASON, O_TIMING, O_INDEX, O_LAST, O_RETRACTION, O_WM = (
@@ -50,7 +70,6 @@ OUT_LATE, OUT_PANE = 0, 1
 R_EXPIRED, R_BEFORE_WATERMARK = 0, 1
 T_EARLY, T_ON_TIME, T_LATE = 0, 1, 2
 
-H_EMPTY, H_USED, H_TOMB = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
@@ -60,136 +79,12 @@ def _sat_add(a, b):
     return a + b
 
 
-@njit(cache=True, inline="always")
-def _hash(k, s, mask):
-    h = (k * np.int64(-7046029254386353131)) ^ (s * np.int64(-4658895280553007687))
-    h ^= h >> np.int64(29)
-    return h & mask
-
-
-@njit(cache=True, inline="always")
-def h_find(hk, hs, hv, hst, k, s):
-    """Row of window (k, s), or -1."""
-    mask = len(hk) - 1
-    i = _hash(k, s, mask)
-    while True:
-        st = hst[i]
-        if st == H_EMPTY:
-            return -1
-        if st == H_USED and hk[i] == k and hs[i] == s:
-            return hv[i]
-        i = (i + 1) & mask
-
-
-@njit(cache=True, inline="always")
-def h_insert(hk, hs, hv, hst, k, s, row):
-    """Insert (k, s) -> row; the caller knows (k, s) is absent and the table has room."""
-    mask = len(hk) - 1
-    i = _hash(k, s, mask)
-    while hst[i] == H_USED:
-        i = (i + 1) & mask
-    hk[i] = k
-    hs[i] = s
-    hv[i] = row
-    hst[i] = H_USED
-
-
-@njit(cache=True, inline="always")
-def h_delete(hk, hs, hv, hst, k, s):
-    mask = len(hk) - 1
-    i = _hash(k, s, mask)
-    while True:
-        st = hst[i]
-        if st == H_EMPTY:
-            return
-        if st == H_USED and hk[i] == k and hs[i] == s:
-            hst[i] = H_TOMB
-            return
-        i = (i + 1) & mask
-
-
 @njit(cache=True)
 def h_build(hk, hs, hv, hst, wi, wb, n_rows):
     """Fill an empty hash table with every live row of the window table."""
     for r in range(n_rows):
         if wb[r, B_LIVE]:
             h_insert(hk, hs, hv, hst, wi[r, C_KEY], wi[r, C_START], r)
-
-
-@njit(cache=True, inline="always")
-def _less(ak, ai, af, bk, bi, bf):
-    """a < b for two non-null min/max values (kind 1 int, 2 float), as Python compares them
-    (ints mixed with floats stay within 2**53, so the float comparison is exact)."""
-    if ak == 1 and bk == 1:
-        return ai < bi
-    x = af if ak == 2 else float(ai)
-    y = bf if bk == 2 else float(bi)
-    return x < y
-
-
-@njit(cache=True, inline="always")
-def _add_value(fns, acc_i, acc_f, acc_k, acc_n, row, vi, vf, visf, vvalid, r):
-    for a in range(len(fns)):
-        fn = fns[a]
-        if fn == F_COUNT_STAR:
-            acc_i[row, a] += 1
-            continue
-        if not vvalid[r, a]:
-            continue
-        if fn == F_COUNT:
-            acc_i[row, a] += 1
-        elif fn in (F_SUM, F_MEAN):
-            if acc_k[row, a] == 1:
-                acc_f[row, a] += vf[r, a] if visf[r, a] else float(vi[r, a])
-            elif visf[r, a]:
-                acc_f[row, a] = float(acc_i[row, a]) + vf[r, a]
-                acc_k[row, a] = 1
-            else:
-                acc_i[row, a] += vi[r, a]
-            if fn == F_MEAN:
-                acc_n[row, a] += 1
-        else:
-            k = 2 if visf[r, a] else 1
-            cur = acc_k[row, a]
-            if cur == 0:
-                take = True
-            elif fn == F_MIN:
-                take = _less(k, vi[r, a], vf[r, a], cur, acc_i[row, a], acc_f[row, a])
-            else:
-                take = _less(cur, acc_i[row, a], acc_f[row, a], k, vi[r, a], vf[r, a])
-            if take:
-                acc_k[row, a] = k
-                acc_i[row, a] = vi[r, a]
-                acc_f[row, a] = vf[r, a]
-
-
-@njit(cache=True, inline="always")
-def _write_values(fns, acc_i, acc_f, acc_k, acc_n, row, ok, oi, of, o):
-    """The pane values of window ``row`` into output row ``o``."""
-    for a in range(len(fns)):
-        fn = fns[a]
-        if fn in (F_COUNT_STAR, F_COUNT):
-            ok[o, a] = 1
-            oi[o, a] = acc_i[row, a]
-        elif fn == F_SUM:
-            if acc_k[row, a] == 1:
-                ok[o, a] = 2
-                of[o, a] = acc_f[row, a]
-            else:
-                ok[o, a] = 1
-                oi[o, a] = acc_i[row, a]
-        elif fn == F_MEAN:
-            n = acc_n[row, a]
-            if n == 0:
-                ok[o, a] = 0
-            else:
-                ok[o, a] = 2
-                s = acc_f[row, a] if acc_k[row, a] == 1 else float(acc_i[row, a])
-                of[o, a] = s / n
-        else:
-            ok[o, a] = acc_k[row, a]
-            oi[o, a] = acc_i[row, a]
-            of[o, a] = acc_f[row, a]
 
 
 @njit(cache=True, inline="always")
@@ -230,6 +125,7 @@ def _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
     o += 1
     wi[row, C_EMITTED] = emitted + 1
     wi[row, C_PENDING] = 0
+    wb[row, B_TIMER] = False
     if p[P_DISCARDING]:
         for a in range(len(fns)):
             acc_i[row, a] = 0
@@ -242,8 +138,9 @@ def _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
 @njit(cache=True, inline="always")
 def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                  hk, hs, hv, hst, row, wm, out_i, ok, oi, of, o):
-    """``Firing._fire_window`` for count triggers at watermark ``wm`` (``INT64_MAX`` once the
-    input has ended). Returns the next free output row."""
+    """``Firing._fire_window`` at watermark ``wm`` (``INT64_MAX`` once the input has ended):
+    count triggers fire, processing-time triggers set the window's timer. Returns the next
+    free output row."""
     close = wi[row, C_CLOSE]
     pending = wi[row, C_PENDING]
     if wm < close:  # early phase
@@ -251,10 +148,14 @@ def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
         if ec > 0 and pending > 0 and pending >= ec:
             o = _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                       row, T_EARLY, False, wm, out_i, ok, oi, of, o)
+        elif p[P_EARLY_TIMER] and pending > 0 and not wb[row, B_TIMER]:
+            wb[row, B_TIMER] = True
+            wi[row, C_TIMER] = p[P_EARLY_DUE]
         return o
     expired = wm >= _sat_add(close, p[P_AL])
     if not wb[row, B_PASSED]:
         wb[row, B_PASSED] = True
+        wb[row, B_TIMER] = False  # pending early timers are dropped when the window passes
         if p[P_ON_TIME] and not wb[row, B_BORN_LATE]:
             o = _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                       row, T_ON_TIME, expired, wm, out_i, ok, oi, of, o)
@@ -273,13 +174,17 @@ def _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
     if lc > 0 and pending > 0 and pending >= lc:
         o = _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                   row, T_LATE, False, wm, out_i, ok, oi, of, o)
+    elif p[P_LATE_TIMER] and pending > 0 and not wb[row, B_TIMER]:
+        wb[row, B_TIMER] = True
+        wi[row, C_TIMER] = p[P_LATE_DUE]
     return o
 
 
 @njit(cache=True)
 def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                   wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f, n_rows,
-                  hk, hs, hv, hst, out_i, ok, oi, of, acc_late, r0, o, na, h_fill, kcache):
+                  hk, hs, hv, hst, out_i, ok, oi, of, acc_late, r0, o, na, h_fill, kcache,
+                  acc_t, seq0):
     """One arrival unit, records in arrival order, all judged against ``wm0`` (the global
     watermark from before the unit): each record's late lines (by window start), then, with
     a count trigger, the panes its windows fire (by window start). ``acc_late`` receives one
@@ -292,7 +197,7 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
     ``kcache[key, slot]`` remembers the row a key last used for each of its window slots
     (window number modulo windows per record): most records of a key land in the windows
     its previous record used, found without a hash probe (the hash table is the cold,
-    cache-missing part of the loop)."""
+    cache-missing part of the loop). Record ``r``'s arrival sequence number is ``seq0 + r``."""
     wtype = p[P_WTYPE]
     size = p[P_SIZE]
     step = p[P_STEP]
@@ -363,6 +268,8 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                 wi[row, C_FIRST_T] = t
                 wi[row, C_LAST_T] = t
                 wi[row, C_LP_TIMING] = 0
+                wi[row, C_TIMER] = 0
+                wb[row, B_TIMER] = False
                 wb[row, B_LIVE] = True
                 wb[row, B_PASSED] = False
                 wb[row, B_BORN_LATE] = wm0 >= close
@@ -376,7 +283,8 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                 if close < min_close:
                     min_close = close
             kcache[k, slot] = row
-            _add_value(fns, acc_i, acc_f, acc_k, acc_n, row, vi, vf, visf, vvalid, r)
+            _add_value(fns, acc_i, acc_f, acc_k, acc_n, acc_t, row, vi, vf, visf, vvalid, r,
+                       t, seq0 + r)
             wi[row, C_ELEMENTS] += 1
             wi[row, C_PENDING] += 1
             if t < wi[row, C_FIRST_T]:
@@ -435,4 +343,42 @@ def fire_rows(p, fns, rows, wm, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, 
     for j in range(len(rows)):
         o = _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
                          hk, hs, hv, hst, rows[j], wm, out_i, ok, oi, of, o)
+    return o
+
+
+@njit(cache=True)
+def timer_rows(wi, wb, n_rows, now):
+    """Live rows whose processing-time timer is due at ``now``."""
+    out = np.empty(n_rows, dtype=np.int64)
+    n = 0
+    for r in range(n_rows):
+        if wb[r, B_LIVE] and wb[r, B_TIMER] and wi[r, C_TIMER] <= now:
+            out[n] = r
+            n += 1
+    return out[:n]
+
+
+@njit(cache=True)
+def min_timer(wi, wb, n_rows):
+    """The earliest timer of a live row (``INT64_MAX``: none)."""
+    m = INT64_MAX
+    for r in range(n_rows):
+        if wb[r, B_LIVE] and wb[r, B_TIMER] and wi[r, C_TIMER] < m:
+            m = wi[r, C_TIMER]
+    return m
+
+
+@njit(cache=True)
+def fire_timers(p, fns, rows, wm, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
+                out_i, ok, oi, of):
+    """``Firing._fire_timers`` for ``rows`` (due, in emission order): the timer is cleared
+    and a window with pending elements emits, EARLY before its close, LATE after."""
+    o = 0
+    for j in range(len(rows)):
+        row = rows[j]
+        wb[row, B_TIMER] = False
+        if wi[row, C_PENDING] > 0:
+            timing = T_EARLY if wm < wi[row, C_CLOSE] else T_LATE
+            o = _emit(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i, lp_f,
+                      row, timing, False, wm, out_i, ok, oi, of, o)
     return o

@@ -1,0 +1,45 @@
+"""Which definitions the compiled triggered engine runs exactly, each refusal naming the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobs.definition.model import Definition
+from jobs.definition.trigger import effective_trigger
+from jobs.definition.windows import kind_class
+from jobs.engine.vectorized import trigger_kernels
+
+K: Any = trigger_kernels
+TRIGGERED_FNS = {"count": None, "sum": K.F_SUM, "mean": K.F_MEAN, "min": K.F_MIN,
+                 "max": K.F_MAX, "first": K.F_FIRST, "last": K.F_LAST}
+"""Aggregation functions the window table holds, with their kernel codes (count has two)."""
+
+
+def triggered_problems(defn: Definition) -> list[str]:
+    """Why :class:`TriggeredEngine` cannot run ``defn`` exactly (empty when it can), each
+    naming the field."""
+    problems: list[str] = []
+    if not kind_class(defn.window.type).fixed_by_arithmetic:
+        problems.append(f"window.type: {defn.window.type} is not run by the triggered engine")
+    eff = effective_trigger(defn)
+    if eff.at_expiry:
+        problems.append("trigger.emit: final is the final-pane engine's")
+    if defn.uses_processing_time:
+        problems.append("event_time: the processing clock is not compiled")
+    wmd = defn.watermark
+    if wmd.strategy != "bounded":
+        problems.append(f"watermark.strategy: {wmd.strategy} is not compiled")
+    if wmd.idle_advance:
+        problems.append("watermark.idle_advance: not compiled")
+    if wmd.scope == "key":
+        problems.append("watermark.scope: key is not compiled")
+    for a in defn.aggregations:
+        if a.fn not in TRIGGERED_FNS:
+            problems.append(f"aggregations.{a.name}: fn {a.fn} is not compiled")
+    return problems
+
+
+def qualifies_triggered(defn: Definition) -> bool:
+    """Whether ``make_engine`` picks :class:`TriggeredEngine` for ``defn``."""
+    return not triggered_problems(defn)
+
