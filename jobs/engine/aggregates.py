@@ -5,7 +5,7 @@ state snapshots and restores exactly without per-function codecs, and two accumu
 same function merge (session windows merge; sliding windows are built from held records).
 
 Order-sensitive functions (first, last, collect) remember ``[t, seq, value]`` triples: event
-time first, then the engine's arrival sequence number, which is how the spec breaks ties.
+time first, then the engine's arrival sequence number, which is how docs/semantics.md breaks ties.
 Null inputs are ignored by every function; ``count`` without ``of`` counts records (the engine
 passes it a non-null placeholder).
 """

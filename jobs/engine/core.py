@@ -15,12 +15,12 @@ from typing import Any, Literal, overload
 
 from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
+from jobs.definition.trigger import effective_trigger
 from jobs.definition.windows import FixedStarts, Hopping, Sliding, Tumbling, WindowKind, window_kind
 from jobs.engine import aggregates
 from jobs.engine.errors import EngineError
 from jobs.engine.records import Key, LateRecord, key_json
 from jobs.engine.state import EngineState, KeyState, WindowState, window_id
-from jobs.engine.triggers import trigger_plan
 
 NEG_INF = -(2**63)
 POS_INF = 2**63
@@ -74,7 +74,7 @@ class EngineCore:
         self.defn = defn
         self.state = state if state is not None else EngineState()
         self.mode: WatermarkMode = watermark
-        self._plan = trigger_plan(defn)
+        self._plan = effective_trigger(defn)
         self._names = [a.name for a in defn.aggregations]
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]

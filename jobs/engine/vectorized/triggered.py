@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from jobs.definition.model import Definition
 from jobs.definition.trigger import effective_trigger
+from jobs.definition.windows import Global, Hopping, Tumbling, window_kind
 from jobs.engine.engine import Engine, WatermarkMode
 from jobs.engine.errors import EngineError
 from jobs.engine.late_rows import drain_window_rows, key_total_rows
@@ -72,15 +73,16 @@ class TriggeredEngine(WindowTable):
         self.mode: WatermarkMode = watermark
         w = defn.window
         eff = effective_trigger(defn)
-        self._wtype = {"tumbling": K.WT_TUMBLING, "hopping": K.WT_HOPPING,
-                       "global": K.WT_GLOBAL}[w.type]
-        self._size = int(w.size or 0)
-        self._step = int(w.step or 0) if w.type == "hopping" else self._size
-        if w.type in ("tumbling", "hopping") and self._size <= 0:
-            raise EngineError(f"window.size: must be a positive duration for {w.type}")
-        if w.type == "hopping" and not 0 < self._step <= self._size:
-            raise EngineError("window.step: must be positive and not exceed window.size")
-        self._wpr = -(-self._size // self._step) if w.type == "hopping" else 1
+        kind = window_kind(w)  # a DefinitionError naming the field on bad parameters
+        if isinstance(kind, Tumbling | Hopping):
+            starts = kind.starts
+            self._wtype = K.WT_HOPPING if isinstance(kind, Hopping) else K.WT_TUMBLING
+            self._size, self._step = starts.size_ms, starts.step_ms
+            self._wpr = starts.windows_per_record
+        elif isinstance(kind, Global):
+            self._wtype, self._size, self._step, self._wpr = K.WT_GLOBAL, 0, 0, 1
+        else:
+            raise EngineError(f"window.type: {kind.type} windows are not run by this engine")
         early = (eff.early.count or 1) if eff.early is not None and eff.early.kind == "count" else 0
         late = (eff.late.count or 1) if eff.late is not None and eff.late.kind == "count" else 0
         self._early_timer = eff.early if eff.early is not None and eff.early.kind != "count" \
