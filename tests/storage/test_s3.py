@@ -31,6 +31,10 @@ from .jobfiles import FILES, FINAL_PANES, T0, land
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
+FAST_FAIL = json.dumps({"spark.hadoop.fs.s3a.attempts.maximum": "1",
+                        "spark.hadoop.fs.s3a.retry.limit": "1",
+                        "spark.hadoop.fs.s3a.connection.establish.timeout": "2s"})
+"""S3A retries a failing endpoint for minutes by default; the error tests want its first."""
 
 
 def spec(source: Path, *, engine: bool = False, sink: str = "parquet") -> dict[str, Any]:
@@ -133,7 +137,8 @@ def test_wrong_credentials_are_refused_by_the_server(s3: S3Server) -> None:
         st.write_text(f"s3a://{BUCKET}/refused/x", "no")
 
 
-@pytest.mark.parametrize("engine", [False, True], ids=["native", "engine"])
+@pytest.mark.parametrize("engine", [
+    False, pytest.param(True, marks=pytest.mark.heavy)], ids=["native", "engine"])
 def test_a_job_keeps_results_late_records_and_dead_letters_on_s3(
         s3_env: S3Server, tmp_path: Path, engine: bool) -> None:
     """Checkpoint on the local disk, results root on ``s3a://``: Spark's Parquet panes through
@@ -160,27 +165,31 @@ def test_a_job_keeps_results_late_records_and_dead_letters_on_s3(
         ('"a"', 3000, "expired")]
 
 
-def test_a_bad_endpoint_or_bucket_is_one_error_naming_the_setting(
+def test_a_missing_bucket_is_one_error_naming_the_setting(
         s3: S3Server, tmp_path: Path) -> None:
     land(tmp_path / "in", FILES)
     home = tmp_path / "home"
     catalog(home, spec(tmp_path / "in"))
-    fast = json.dumps({"spark.hadoop.fs.s3a.attempts.maximum": "1",
-                       "spark.hadoop.fs.s3a.retry.limit": "1",
-                       "spark.hadoop.fs.s3a.connection.establish.timeout": "2s"})
     missing = run_job(s3, home, tmp_path / "bucket.log",
                       TIDEMARK_RESULTS_ROOT="s3a://no-such-bucket/results",
-                      TIDEMARK_SPARK_CONF=fast)
+                      TIDEMARK_SPARK_CONF=FAST_FAIL)
     assert missing.returncode != 0
     said = missing.stdout + missing.stderr
     assert "TIDEMARK_RESULTS_ROOT: s3a://no-such-bucket/results/scores/" in said
     assert "is not reachable" in said
     assert not list((home / "checkpoints").glob("*/offsets/0"))  # no batch ran
 
+
+@pytest.mark.heavy
+def test_an_endpoint_nobody_answers_is_one_error_naming_the_setting(
+        s3: S3Server, tmp_path: Path) -> None:
+    land(tmp_path / "in", FILES)
+    home = tmp_path / "home"
+    catalog(home, spec(tmp_path / "in"))
     closed = S3Server(endpoint="http://127.0.0.1:9", access_key=s3.access_key,
                       secret_key=s3.secret_key, process=s3.process, base=s3.base)
     down = run_job(closed, home, tmp_path / "down.log",
-                   TIDEMARK_RESULTS_ROOT=f"s3a://{BUCKET}/down", TIDEMARK_SPARK_CONF=fast)
+                   TIDEMARK_RESULTS_ROOT=f"s3a://{BUCKET}/down", TIDEMARK_SPARK_CONF=FAST_FAIL)
     assert down.returncode != 0
     said = down.stdout + down.stderr
     assert f"TIDEMARK_RESULTS_ROOT: s3a://{BUCKET}/down/scores/" in said
@@ -220,6 +229,7 @@ def test_s3_settings_file_and_environment_with_credentials_from_the_secrets_file
     assert conf["spark.hadoop.fs.s3a.secret.key"] == "file-secret"
 
 
+@pytest.mark.heavy
 def test_a_checkpoint_on_s3_survives_a_restart(s3_env: S3Server, tmp_path: Path) -> None:
     """Checkpoint root and results root on ``s3a://``: Spark's offsets and commits logs and
     state through its checkpoint file manager on S3A, tidemark's manifest through the Hadoop
