@@ -94,7 +94,7 @@ def parquet_panes(defn: Definition, results_root: str, *, store: str, limit: int
 
 
 def delta_panes(defn: Definition, results_root: str, *, store: str,
-                limit: int) -> list[PaneRow]:
+                limit: int, s3: S3Options | None = None) -> list[PaneRow]:
     """Panes of a ``delta`` sink: the table at ``<sink.path or results root/job>/<store>/
     panes`` (jobs/spark/delta_sink.py), read with delta-rs (no Spark), which reaches local
     paths, ``hdfs://`` (its own HDFS client) and S3."""
@@ -109,7 +109,8 @@ def delta_panes(defn: Definition, results_root: str, *, store: str,
     else:
         uri = table
     try:
-        records = DeltaTable(uri).to_pyarrow_table().to_pylist()
+        options = s3.delta_options() if s3 is not None and table.startswith("s3a://") else None
+        records = DeltaTable(uri, storage_options=options).to_pyarrow_table().to_pylist()
     except TableNotFoundError:
         return []
     return _pane_rows(records, store, limit)

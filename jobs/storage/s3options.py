@@ -56,6 +56,18 @@ class S3Options:
             conf["spark.hadoop.fs.s3a.secret.key"] = self.secret_key
         return conf
 
+    def delta_options(self) -> dict[str, str]:
+        """delta-rs's ``storage_options`` for an ``s3://`` table at these options."""
+        opts = {"AWS_REGION": self.region,
+                "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": str(not self.path_style).lower()}
+        if self.endpoint:
+            opts["AWS_ENDPOINT_URL"] = self.endpoint
+            opts["AWS_ALLOW_HTTP"] = str(self.endpoint.startswith("http://")).lower()
+        if self.access_key and self.secret_key:
+            opts["AWS_ACCESS_KEY_ID"] = self.access_key
+            opts["AWS_SECRET_ACCESS_KEY"] = self.secret_key
+        return opts
+
     def task_properties(self) -> dict[str, str]:
         """Local properties that hand these options to the query's Python workers."""
         props = {f"{TASK_PREFIX}region": self.region,

@@ -1,7 +1,8 @@
 """The UI's Windows page on a results root on ``s3a://``: a job (``python -m jobs.run``) writes
 its Parquet panes, late record and dead letters to the suite's S3 server, and the page, run by
 ``streamlit.testing`` with its settings from a file and the credentials from the environment,
-shows them. The UI process has no Spark: it reads them with pyarrow's S3 client."""
+shows them. The UI process has no Spark: it reads Parquet parts and side files with pyarrow's
+S3 client, a Delta table (written by delta-rs from the job's driver) with delta-rs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 import pytest
 
 from jobs.catalog import Catalog
+from jobs.spark.delta_sink import committed_version, read_table, storage_options, table_uri
 from jobs.storage.s3server import BUCKET, S3Server
 from tests.ui.helpers import PASSWORD, app_as, texts
 
@@ -21,8 +23,9 @@ from .test_s3 import run_job, spec
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.parametrize("sink", ["parquet", pytest.param("delta", marks=pytest.mark.heavy)])
 def test_windows_page_reads_panes_late_records_and_dead_letters_on_s3(
-        s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sink: str) -> None:
     land(tmp_path / "in", FILES)
     home = tmp_path / "home"
     home.mkdir()
@@ -31,10 +34,15 @@ def test_windows_page_reads_panes_late_records_and_dead_letters_on_s3(
         cat.ensure_admin("admin", PASSWORD)
         cat.add_user("editor", PASSWORD, "editor", "admin")
         cat.add_user("viewer", PASSWORD, "viewer", "admin")
-        cat.create_job(spec(tmp_path / "in"), "editor")
-    results = f"s3a://{BUCKET}/ui/results"
+        store = cat.create_job(spec(tmp_path / "in", sink=sink), "editor").store_name
+    results = f"s3a://{BUCKET}/ui-{sink}/results"
     proc = run_job(s3, home, tmp_path / "job.log", TIDEMARK_RESULTS_ROOT=results)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    if sink == "delta":  # one Delta commit per batch with panes, each carrying its batch id
+        table = f"{results}/scores/{store}/panes"
+        uri = table_uri(table)
+        assert committed_version(uri, store, storage_options(table, s3.options())) == max(
+            r["batch_id"] for r in read_table(table, s3.options()).to_pylist())
 
     # the UI's settings come from a file, as a deployment's would; credentials from the env
     config = tmp_path / "tidemark.toml"

@@ -54,7 +54,8 @@ def load_rows() -> list[PaneRow]:
         return parquet_panes(defn, settings.results_root, store=store, limit=limit,
                              webhdfs=settings.webhdfs_url, s3=settings.s3())
     if defn.sink.kind == "delta":
-        return delta_panes(defn, settings.results_root, store=store, limit=limit)
+        return delta_panes(defn, settings.results_root, store=store, limit=limit,
+                           s3=settings.s3())
     return []
 
 
