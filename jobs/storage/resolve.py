@@ -57,6 +57,10 @@ def storage_for(location: str, webhdfs: str | None = None,
     no Spark session here."""
     if is_local(location):
         return _LOCAL
+    if s3 is not None and scheme(location) == "s3a":
+        from jobs.storage.s3 import S3Storage
+
+        return S3Storage(s3)  # the caller's own S3 settings (the UI), Spark session or not
     sc = _active_spark_context()
     if sc is not None:
         from jobs.storage.hadoop import HadoopStorage
@@ -65,7 +69,7 @@ def storage_for(location: str, webhdfs: str | None = None,
     if scheme(location) == "s3a":
         from jobs.storage.s3 import S3Storage
 
-        return S3Storage(s3 or S3Options.from_task_properties(_task_property) or _s3_from_env())
+        return S3Storage(S3Options.from_task_properties(_task_property) or _s3_from_env())
     webhdfs = webhdfs or _task_property(WEBHDFS_PROPERTY) or os.environ.get(WEBHDFS_ENV)
     if scheme(location) == "hdfs" and webhdfs:
         from jobs.storage.webhdfs import WebHdfsStorage

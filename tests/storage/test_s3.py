@@ -21,9 +21,8 @@ import pytest
 
 from jobs.catalog import Catalog
 from jobs.config import ConfigError, Settings
-from jobs.spark.sinks import read_side
 from jobs.storage import join, storage_for
-from jobs.storage.manifest import PATH_FILE, committed_batches
+from jobs.storage.manifest import PATH_FILE
 from jobs.storage.s3 import S3Storage
 from jobs.storage.s3server import BUCKET, S3Server
 
@@ -86,6 +85,17 @@ def s3_panes(st: S3Storage, panes: str) -> list[dict[str, Any]]:
     return rows
 
 
+def s3_side(st: S3Storage, out: str, kind: str) -> list[dict[str, Any]]:
+    """Every side record of ``kind`` under ``out``, batch by batch, read with pyarrow."""
+    rows: list[dict[str, Any]] = []
+    for batch in sorted(st.list(join(out, kind)), key=lambda b: int(b.split("=")[1])):
+        for part in st.list(join(out, kind, batch)):
+            if part.startswith("part-") and part.endswith(".jsonl"):
+                text = st.read_text(join(out, kind, batch, part))
+                rows.extend(json.loads(line) for line in text.splitlines() if line.strip())
+    return rows
+
+
 def on_time(rows: list[dict[str, Any]]) -> dict[tuple[Any, int], dict[str, Any]]:
     out = {}
     for r in rows:
@@ -95,14 +105,6 @@ def on_time(rows: list[dict[str, Any]]) -> dict[tuple[Any, int], dict[str, Any]]
             values = json.loads(r["values"]) if isinstance(r["values"], str) else r["values"]
             out[(json.loads(r["key"]), ms - T0)] = {k: values[k] for k in ("total", "n")}
     return out
-
-
-@pytest.fixture()
-def s3_env(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
-    """This test process reaches the server as a job's Python workers do (environment)."""
-    for var, value in s3.env().items():
-        monkeypatch.setenv(var, value)
-    return s3
 
 
 def test_pyarrow_backend_keeps_the_storage_contract_on_s3(s3: S3Server) -> None:
@@ -140,7 +142,7 @@ def test_wrong_credentials_are_refused_by_the_server(s3: S3Server) -> None:
 @pytest.mark.parametrize("engine", [
     False, pytest.param(True, marks=pytest.mark.heavy)], ids=["native", "engine"])
 def test_a_job_keeps_results_late_records_and_dead_letters_on_s3(
-        s3_env: S3Server, tmp_path: Path, engine: bool) -> None:
+        s3: S3Server, tmp_path: Path, engine: bool) -> None:
     """Checkpoint on the local disk, results root on ``s3a://``: Spark's Parquet panes through
     S3A, the gate's side files from the executors (the JVM gate through S3A on the native
     path, the engine host through pyarrow's S3 client), the probe through S3A on the driver."""
@@ -149,18 +151,18 @@ def test_a_job_keeps_results_late_records_and_dead_letters_on_s3(
     store = catalog(home, spec(tmp_path / "in", engine=engine))
     tag = "engine" if engine else "native"
     results = f"s3a://{BUCKET}/{tag}/results"
-    proc = run_job(s3_env, home, tmp_path / "job.log", TIDEMARK_RESULTS_ROOT=results)
+    proc = run_job(s3, home, tmp_path / "job.log", TIDEMARK_RESULTS_ROOT=results)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ("engine path" if engine else "native path") in proc.stdout
 
     out = join(results, "scores", store)
-    st = S3Storage(s3_env.options())
+    st = S3Storage(s3.options())
     assert on_time(s3_panes(st, join(out, "panes"))) == FINAL_PANES
     assert not any((home / "results").glob("**/*.parquet"))  # nothing landed locally
-    dead = [d for b in range(3) for d in read_side(out, "dead_letters", b)]
+    dead = s3_side(st, out, "dead_letters")
     assert sorted(d["reason"] for d in dead) == [
         "key is null or did not evaluate", "unparsable record"]
-    late = [x for b in range(3) for x in read_side(out, "late", b)]
+    late = s3_side(st, out, "late")
     assert [(x["key"], x["event_time"] - T0, x["reason"]) for x in late] == [
         ('"a"', 3000, "expired")]
 
@@ -230,7 +232,7 @@ def test_s3_settings_file_and_environment_with_credentials_from_the_secrets_file
 
 
 @pytest.mark.heavy
-def test_a_checkpoint_on_s3_survives_a_restart(s3_env: S3Server, tmp_path: Path) -> None:
+def test_a_checkpoint_on_s3_survives_a_restart(s3: S3Server, tmp_path: Path) -> None:
     """Checkpoint root and results root on ``s3a://``: Spark's offsets and commits logs and
     state through its checkpoint file manager on S3A, tidemark's manifest through the Hadoop
     backend's single-PUT writes; a second run with more input resumes from there."""
@@ -239,17 +241,17 @@ def test_a_checkpoint_on_s3_survives_a_restart(s3_env: S3Server, tmp_path: Path)
     roots = {"TIDEMARK_CHECKPOINT_ROOT": f"s3a://{BUCKET}/restart/checkpoints",
              "TIDEMARK_RESULTS_ROOT": f"s3a://{BUCKET}/restart/results"}
     land(tmp_path / "in", FILES[:2])
-    first = run_job(s3_env, home, tmp_path / "first.log", **roots)
+    first = run_job(s3, home, tmp_path / "first.log", **roots)
     assert first.returncode == 0, first.stderr[-3000:]
     ckpt = join(roots["TIDEMARK_CHECKPOINT_ROOT"], store)
-    done = committed_batches(ckpt)
-    assert done and storage_for(ckpt).read_text(join(ckpt, PATH_FILE)).find("native") >= 0
+    st = S3Storage(s3.options())
+    done = sorted(int(n) for n in st.list(join(ckpt, "commits")) if n.isdigit())
+    assert done and "native" in st.read_text(join(ckpt, PATH_FILE))
     assert not (home / "checkpoints").exists()
 
     land(tmp_path / "in", FILES)
-    again = run_job(s3_env, home, tmp_path / "again.log", **roots)
+    again = run_job(s3, home, tmp_path / "again.log", **roots)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert committed_batches(ckpt)[-1] > done[-1]
-    st = S3Storage(s3_env.options())
+    assert max(int(n) for n in st.list(join(ckpt, "commits")) if n.isdigit()) > done[-1]
     out = join(roots["TIDEMARK_RESULTS_ROOT"], "scores", store)
     assert on_time(s3_panes(st, join(out, "panes"))) == FINAL_PANES

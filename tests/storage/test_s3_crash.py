@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 from spark.test_crash_recovery import FILES, ROOT, _input, _setup, _spec
 
-from jobs.spark.sinks import read_side
 from jobs.storage import join
 from jobs.storage.s3 import S3Storage
 from jobs.storage.s3server import BUCKET, S3Server
 
-from .test_s3 import s3_panes
+from .test_s3 import s3_panes, s3_side
 
 pytestmark = [pytest.mark.spark, pytest.mark.heavy]
 
@@ -48,16 +47,12 @@ def _results(st: S3Storage, out: str) -> tuple[list[str], list[str], list[str]]:
         panes.append(json.dumps(row, sort_keys=True, default=str))
     side: dict[str, list[str]] = {}
     for kind in ("late", "dead_letters"):
-        ids = [int(n.split("=")[1]) for n in st.list(join(out, kind)) if n.startswith("batch_id=")]
-        side[kind] = sorted(json.dumps(x, sort_keys=True)
-                            for b in ids for x in read_side(out, kind, b))
+        side[kind] = sorted(json.dumps(x, sort_keys=True) for x in s3_side(st, out, kind))
     return sorted(panes), side["late"], side["dead_letters"]
 
 
 def test_sigkill_with_checkpoint_and_results_on_s3_equals_uninterrupted(
-        s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for var, value in s3.env().items():
-        monkeypatch.setenv(var, value)
+        s3: S3Server, tmp_path: Path) -> None:
     inp = tmp_path / "in"
     _input(inp)
     job = "crashy"
