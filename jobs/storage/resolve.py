@@ -3,9 +3,11 @@
 - a local path or ``file:`` URI: :class:`LocalStorage`;
 - a Hadoop URI in a process with a SparkContext (the driver): :class:`HadoopStorage` through
   Spark's JVM, with the session's Hadoop configuration;
-- an ``s3a://`` URI elsewhere: :class:`S3Storage` (pyarrow), with the S3 options the caller
-  passes (its settings), or those the driver handed the task (local properties
-  ``tidemark.s3.*``), or the ``TIDEMARK_S3_*`` and AWS credentials variables;
+- an ``s3a://`` URI with S3 options from the caller (the UI's settings): :class:`S3Storage`
+  (pyarrow) with them, whether or not the process has a Spark session;
+- an ``s3a://`` URI elsewhere without a Spark session: :class:`S3Storage` with the options the
+  driver handed the task (local properties ``tidemark.s3.*``), else the ``TIDEMARK_S3_*`` and
+  AWS credentials variables;
 - an ``hdfs://`` URI elsewhere: :class:`WebHdfsStorage` at the NameNode's HTTP address, which
   a Spark task (the gate and engine host in Python workers) finds in the local property
   ``tidemark.webhdfs`` the driver sets before it starts the query (Spark hands a thread's local
