@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.storage import StorageError, validate
+from jobs.storage.s3options import S3Options, s3_options
 
 CONFIG_ENV = "TIDEMARK_CONFIG"
 
@@ -63,6 +64,12 @@ VARIABLES: dict[str, str] = {
                            "[spark] table",
     "TIDEMARK_WEBHDFS_URL": "the NameNode's HTTP address (http://namenode:9870): how Spark's "
                             "Python workers and the UI reach hdfs:// locations",
+    "TIDEMARK_S3_ENDPOINT": "s3a:// locations: an S3-compatible server's http(s):// URL "
+                            "(default: AWS's regional endpoint); credentials from "
+                            "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the secrets file",
+    "TIDEMARK_S3_REGION": "s3a:// locations: the region (default us-east-1)",
+    "TIDEMARK_S3_PATH_STYLE": "s3a:// locations: 1 addresses buckets by path "
+                              "(http://endpoint/bucket/key), as most S3-compatible servers need",
     "AIRFLOW_HOME": "the local Airflow's home (default <home>/airflow)",
     "TIDEMARK_UI_PORT": "demo: the UI's port (jobs/demo/launcher.py)",
     "TIDEMARK_AIRFLOW_PORT": "demo: Airflow's port (jobs/demo/launcher.py)",
@@ -117,6 +124,9 @@ VARIABLES: dict[str, str] = {
 OTHER_SETTINGS: dict[str, tuple[str, str]] = {
     "TIDEMARK_USER": ("user", "str"),
     "TIDEMARK_SECRETS_FILE": ("secrets_file", "str"),
+    "TIDEMARK_S3_ENDPOINT": ("s3.endpoint", "str"),
+    "TIDEMARK_S3_REGION": ("s3.region", "str"),
+    "TIDEMARK_S3_PATH_STYLE": ("s3.path_style", "bool"),
     "TIDEMARK_GATE": ("gate", "str"),
     "TIDEMARK_JVM_CDS": ("jvm_cds", "bool"),
     "TIDEMARK_LOG_LEVEL": ("log.level", "str"),
@@ -203,6 +213,15 @@ class Settings:
             out.update(self.job_spark_conf.get(job, {}))
         return out
 
+    def s3(self, env: Mapping[str, str] | None = None) -> S3Options:
+        """How this process reaches ``s3a://`` locations: the ``[s3]`` settings, and the
+        credentials from ``env`` (default: the environment) or the secrets file."""
+        return s3_options(self.values.get("TIDEMARK_S3_ENDPOINT"),
+                          self.values.get("TIDEMARK_S3_REGION"),
+                          self.values.get("TIDEMARK_S3_PATH_STYLE"),
+                          os.environ if env is None else env,
+                          self.values.get("TIDEMARK_SECRETS_FILE"))
+
     def setting_name(self, name: str) -> str:
         """The variable or file key a field came from (the variable when it is a default)."""
         return self.sources.get(name, _ENV_OF.get(name, name))
@@ -252,6 +271,11 @@ class Settings:
                 raise ConfigError(where, "holds only a [jobs.<name>.spark] table")
             job_conf[job] = _spark_table(table.get("spark", {}), f"{where}.spark")
         values = _other_settings(e, raw, src, sources)
+        if values.get("TIDEMARK_S3_ENDPOINT"):
+            try:
+                s3_options(values["TIDEMARK_S3_ENDPOINT"], None, None, {}, None)
+            except StorageError as exc:
+                raise ConfigError(sources["TIDEMARK_S3_ENDPOINT"], exc.detail) from exc
         return cls(
             home=home,
             db_url=str(pick("db_url", f"sqlite:///{home / 'catalog.db'}")),

@@ -3,7 +3,8 @@
 ``catalog`` sinks are read through the catalog service; ``parquet`` and ``delta`` sinks are read
 from the job's results location with pyarrow and delta-rs (no Spark in the UI process), on a
 local disk or a Hadoop filesystem: Parquet parts, late records and dead letters through
-``jobs.storage`` (``hdfs://`` over WebHDFS, the settings' ``webhdfs_url``), a Delta table with
+``jobs.storage`` (``hdfs://`` over WebHDFS, the settings' ``webhdfs_url``; ``s3a://`` with
+pyarrow's S3 client, the settings' S3 endpoint and credentials), a Delta table with
 delta-rs's own clients. The Spark job writes each micro-batch to
 ``<sink path>/panes/batch_id=N/`` and *replaces* that directory when a batch is re-run, so
 reading every ``batch_id=`` directory gives each pane once. Either way the result is the
@@ -19,6 +20,7 @@ from typing import Any
 from jobs.catalog.ports import UICatalog
 from jobs.definition.model import Definition
 from jobs.storage import Storage, is_local, join, local_path, storage_for, validate
+from jobs.storage.s3options import S3Options
 
 
 @dataclass(frozen=True)
@@ -68,14 +70,15 @@ def results_location(defn: Definition, results_root: str, store: str) -> str:
 
 
 def parquet_panes(defn: Definition, results_root: str, *, store: str, limit: int,
-                  webhdfs: str | None = None) -> list[PaneRow]:
+                  webhdfs: str | None = None, s3: S3Options | None = None) -> list[PaneRow]:
     """Panes of a ``parquet`` sink (empty when nothing was written yet), the newest batches
-    first until ``limit`` panes; ``webhdfs`` reaches an ``hdfs://`` root."""
+    first until ``limit`` panes; ``webhdfs`` reaches an ``hdfs://`` root, ``s3`` an
+    ``s3a://`` one."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     root = join(results_location(defn, results_root, store), "panes")
-    st = storage_for(root, webhdfs)
+    st = storage_for(root, webhdfs, s3)
     records: list[dict[str, Any]] = []
     for batch_id in _batches(st, root):
         d = join(root, f"batch_id={batch_id}")
@@ -91,7 +94,7 @@ def parquet_panes(defn: Definition, results_root: str, *, store: str, limit: int
 
 
 def delta_panes(defn: Definition, results_root: str, *, store: str,
-                limit: int) -> list[PaneRow]:
+                limit: int, s3: S3Options | None = None) -> list[PaneRow]:
     """Panes of a ``delta`` sink: the table at ``<sink.path or results root/job>/<store>/
     panes`` (jobs/spark/delta_sink.py), read with delta-rs (no Spark), which reaches local
     paths, ``hdfs://`` (its own HDFS client) and S3."""
@@ -106,7 +109,8 @@ def delta_panes(defn: Definition, results_root: str, *, store: str,
     else:
         uri = table
     try:
-        records = DeltaTable(uri).to_pyarrow_table().to_pylist()
+        options = s3.delta_options() if s3 is not None and table.startswith("s3a://") else None
+        records = DeltaTable(uri, storage_options=options).to_pyarrow_table().to_pylist()
     except TableNotFoundError:
         return []
     return _pane_rows(records, store, limit)
@@ -116,14 +120,15 @@ SIDE_KINDS = ("late", "dead_letters")
 
 
 def side_records(defn: Definition, results_root: str, *, store: str, kind: str, limit: int,
-                 webhdfs: str | None = None) -> list[dict[str, Any]]:
+                 webhdfs: str | None = None, s3: S3Options | None = None
+                 ) -> list[dict[str, Any]]:
     """The newest ``limit`` late records or dead letters (``kind``) the job's gate wrote beside
     its panes (``<store>/<kind>/batch_id=N/part-*.jsonl``, for every sink kind), newest batch
     first, each with its ``batch_id``."""
     if kind not in SIDE_KINDS:
         raise ValueError(f"kind: {kind!r} is not one of {', '.join(SIDE_KINDS)}")
     root = join(results_location(defn, results_root, store), kind)
-    st = storage_for(root, webhdfs)
+    st = storage_for(root, webhdfs, s3)
     out: list[dict[str, Any]] = []
     for batch_id in _batches(st, root):
         d = join(root, f"batch_id={batch_id}")

@@ -15,7 +15,15 @@ from jobs.config import Settings
 from jobs.definition.model import Definition
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.plan import ExecutionPlan, choose_plan
-from jobs.storage import WEBHDFS_PROPERTY, StorageError, check_location, join, validate
+from jobs.storage import (
+    WEBHDFS_PROPERTY,
+    StorageError,
+    check_location,
+    join,
+    scheme,
+    validate,
+)
+from jobs.storage.s3options import S3Options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -39,6 +47,8 @@ class JobContext:
     """``sink.path``, or the setting the results root came from."""
     webhdfs_url: str | None = None
     """How Spark's Python workers reach ``hdfs://`` locations (``Settings.webhdfs_url``)."""
+    s3: S3Options | None = None
+    """How Spark's Python workers reach ``s3a://`` locations (``Settings.s3``)."""
 
     @classmethod
     def create(
@@ -77,13 +87,18 @@ class JobContext:
             checkpoint_setting=settings.setting_name("checkpoint_root"),
             output_setting=output_setting,
             webhdfs_url=settings.webhdfs_url,
+            s3=settings.s3(),
         )
 
     def prepare_storage(self, spark: SparkSession) -> None:
-        """Before the query starts, in the thread that starts it: hand the WebHDFS address to
-        its tasks (a local property) and :meth:`check_storage`."""
+        """Before the query starts, in the thread that starts it: hand the WebHDFS address and,
+        when a location is on S3, the S3 options to its tasks (local properties) and
+        :meth:`check_storage`."""
         if self.webhdfs_url:
             spark.sparkContext.setLocalProperty(WEBHDFS_PROPERTY, self.webhdfs_url)
+        if self.s3 is not None and "s3a" in (scheme(self.checkpoint), scheme(self.output_root)):
+            for key, value in self.s3.task_properties().items():
+                spark.sparkContext.setLocalProperty(key, value)
         self.check_storage()
 
     def check_storage(self) -> None:

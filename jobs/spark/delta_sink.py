@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from jobs.spark.context import JobContext
 from jobs.spark.errors import SparkRuntimeError
 from jobs.storage import is_local, local_path
+from jobs.storage.s3options import S3Options
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -39,13 +40,20 @@ def table_uri(location: str) -> str:
     return location
 
 
-def committed_version(uri: str, app_id: str) -> int | None:
+def storage_options(location: str, s3: S3Options | None) -> dict[str, str] | None:
+    """delta-rs's options for the table: the S3 endpoint and credentials of an ``s3a://``
+    location (``Settings.s3``), none elsewhere."""
+    return s3.delta_options() if s3 is not None and location.startswith("s3a://") else None
+
+
+def committed_version(uri: str, app_id: str,
+                      options: dict[str, str] | None = None) -> int | None:
     """The last batch id the table recorded for ``app_id`` (None: none, or no table yet)."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
     try:
-        version = DeltaTable(uri).transaction_version(app_id)
+        version = DeltaTable(uri, storage_options=options).transaction_version(app_id)
     except TableNotFoundError:
         return None
     return None if version is None else int(version)
@@ -59,14 +67,16 @@ def write_delta(ctx: JobContext, panes: DataFrame, batch_id: int) -> int:
     from pyspark.sql import functions as F
 
     uri = table_uri(ctx.panes_path)
+    options = storage_options(ctx.panes_path, ctx.s3)
     table: pa.Table = panes.withColumn("batch_id", F.lit(batch_id).cast("bigint")).toArrow()
     if table.num_rows == 0:
         return 0  # no commit for a batch without panes (a re-run of it writes nothing either)
-    done = committed_version(uri, ctx.store)
+    done = committed_version(uri, ctx.store, options)
     if done is not None and batch_id <= done:
         return table.num_rows
     try:
-        write_deltalake(uri, table, mode="append", commit_properties=CommitProperties(
+        write_deltalake(uri, table, mode="append", storage_options=options,
+                        commit_properties=CommitProperties(
             app_transactions=[Transaction(app_id=ctx.store, version=batch_id)]))
     except Exception as exc:  # delta-rs raises its own types; one message naming the table
         raise SparkRuntimeError(f"delta table {uri}: batch {batch_id} not written ({exc})",
@@ -74,11 +84,13 @@ def write_delta(ctx: JobContext, panes: DataFrame, batch_id: int) -> int:
     return table.num_rows
 
 
-def read_table(location: str) -> Any:
-    """The table's current rows as a pyarrow Table (no Spark)."""
+def read_table(location: str, s3: S3Options | None = None) -> Any:
+    """The table's current rows as a pyarrow Table (no Spark); ``s3`` reaches an ``s3a://``
+    table."""
     from deltalake import DeltaTable
 
-    return DeltaTable(table_uri(location)).to_pyarrow_table()
+    return DeltaTable(table_uri(location),
+                      storage_options=storage_options(location, s3)).to_pyarrow_table()
 
 
 def current_panes_sql(table: str) -> str:
@@ -105,5 +117,5 @@ def current_panes(spark: SparkSession, ctx: JobContext) -> DataFrame:
     """The current result of every window of ``ctx``'s Delta table (:func:`current_panes_sql`),
     the table read with delta-rs into a temporary view ``tidemark_panes_<store>``."""
     view = f"tidemark_panes_{ctx.store}"
-    spark.createDataFrame(read_table(ctx.panes_path)).createOrReplaceTempView(view)
+    spark.createDataFrame(read_table(ctx.panes_path, ctx.s3)).createOrReplaceTempView(view)
     return spark.sql(current_panes_sql(f"`{view}`"))

@@ -126,6 +126,8 @@ def build_session(
     """A SparkSession on ``settings.spark_master`` (``local[*]`` by default; a cluster URL works
     unchanged) with the tidemark state-store configuration.
 
+    ``s3a://`` locations are reached with the S3A connector's jars (bundle ``s3a``) and the
+    settings' S3 endpoint and credentials (``Settings.s3``) as ``spark.hadoop.fs.s3a.*``.
     Over tidemark's configuration come the settings' Spark configuration (the platform's, then
     ``job``'s own: ``Settings.spark_conf_for``), then ``extra_conf`` (tests and the benchmark
     tune through it).
@@ -143,6 +145,8 @@ def build_session(
     conf["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
     conf["spark.ui.enabled"] = "true" if ui else "false"
     jars = [str(j) for j in (_gate_jar(),) if j is not None] + _bundle_jars("spark-kafka")
+    jars += _bundle_jars("s3a")  # Hadoop's S3A connector: s3a:// locations (docs/storage.md)
+    conf.update(settings.s3().spark_conf())
     if jars:
         conf["spark.jars"] = ",".join(jars)
     cds = driver_options()

@@ -3,6 +3,11 @@
 - a local path or ``file:`` URI: :class:`LocalStorage`;
 - a Hadoop URI in a process with a SparkContext (the driver): :class:`HadoopStorage` through
   Spark's JVM, with the session's Hadoop configuration;
+- an ``s3a://`` URI with S3 options from the caller (the UI's settings): :class:`S3Storage`
+  (pyarrow) with them, whether or not the process has a Spark session;
+- an ``s3a://`` URI elsewhere without a Spark session: :class:`S3Storage` with the options the
+  driver handed the task (local properties ``tidemark.s3.*``), else the ``TIDEMARK_S3_*`` and
+  AWS credentials variables;
 - an ``hdfs://`` URI elsewhere: :class:`WebHdfsStorage` at the NameNode's HTTP address, which
   a Spark task (the gate and engine host in Python workers) finds in the local property
   ``tidemark.webhdfs`` the driver sets before it starts the query (Spark hands a thread's local
@@ -21,6 +26,7 @@ from jobs.storage.base import Storage
 from jobs.storage.errors import StorageError
 from jobs.storage.local import LocalStorage
 from jobs.storage.location import is_local, join, scheme, validate
+from jobs.storage.s3options import S3Options, s3_options
 
 WEBHDFS_ENV = "TIDEMARK_WEBHDFS_URL"
 WEBHDFS_PROPERTY = "tidemark.webhdfs"
@@ -46,16 +52,26 @@ def _task_property(key: str) -> str | None:
     return str(value) if value else None
 
 
-def storage_for(location: str, webhdfs: str | None = None) -> Storage:
+def storage_for(location: str, webhdfs: str | None = None,
+                s3: S3Options | None = None) -> Storage:
     """The backend for ``location`` in this process; ``webhdfs``: the NameNode's HTTP address
-    from the caller's settings, used when there is no Spark session here."""
+    and ``s3``: the S3 endpoint and credentials from the caller's settings, used when there is
+    no Spark session here."""
     if is_local(location):
         return _LOCAL
+    if s3 is not None and scheme(location) == "s3a":
+        from jobs.storage.s3 import S3Storage
+
+        return S3Storage(s3)  # the caller's own S3 settings (the UI), Spark session or not
     sc = _active_spark_context()
     if sc is not None:
         from jobs.storage.hadoop import HadoopStorage
 
         return HadoopStorage(sc)
+    if scheme(location) == "s3a":
+        from jobs.storage.s3 import S3Storage
+
+        return S3Storage(S3Options.from_task_properties(_task_property) or _s3_from_env())
     webhdfs = webhdfs or _task_property(WEBHDFS_PROPERTY) or os.environ.get(WEBHDFS_ENV)
     if scheme(location) == "hdfs" and webhdfs:
         from jobs.storage.webhdfs import WebHdfsStorage
@@ -64,6 +80,14 @@ def storage_for(location: str, webhdfs: str | None = None) -> Storage:
     raise StorageError(
         f"{location}: no way to reach it from this process (no Spark session here; for hdfs:// "
         f"set {WEBHDFS_ENV} to the NameNode's HTTP address, e.g. http://namenode:9870)")
+
+
+def _s3_from_env() -> S3Options:
+    """The S3 settings' variables and the AWS credentials variables of this process (the
+    caller that has a settings file passes ``Settings.s3()`` instead)."""
+    e = os.environ
+    return s3_options(e.get("TIDEMARK_S3_ENDPOINT"), e.get("TIDEMARK_S3_REGION"),
+                      e.get("TIDEMARK_S3_PATH_STYLE"), e, e.get("TIDEMARK_SECRETS_FILE"))
 
 
 def check_location(location: str, setting: str, *, writable: bool = True) -> str:

@@ -53,9 +53,10 @@ def load_rows() -> list[PaneRow]:
         return catalog_panes(cat, name, store=store, limit=limit)
     if defn.sink.kind == "parquet":
         return parquet_panes(defn, settings.results_root, store=store, limit=limit,
-                             webhdfs=settings.webhdfs_url)
+                             webhdfs=settings.webhdfs_url, s3=settings.s3())
     if defn.sink.kind == "delta":
-        return delta_panes(defn, settings.results_root, store=store, limit=limit)
+        return delta_panes(defn, settings.results_root, store=store, limit=limit,
+                           s3=settings.s3())
     return []
 
 
@@ -70,7 +71,8 @@ def side_files() -> None:
     for kind, title in (("late", "Late records"), ("dead_letters", "Dead letters")):
         try:
             records = side_records(defn, settings.results_root, store=store, kind=kind,
-                                   limit=100, webhdfs=settings.webhdfs_url)
+                                   limit=100, webhdfs=settings.webhdfs_url,
+                                   s3=settings.s3())
         except (StorageError, OSError, ValueError) as exc:
             st.error(f"Cannot read the {title.lower()} in {where}: {exc}")
             continue
