@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from jobs.definition.model import Definition
 
-KERNEL_WINDOWS = frozenset({"session"})
+KERNEL_WINDOWS = frozenset({"session", "sliding"})
 KERNEL_FNS = frozenset({"count", "sum", "min", "max", "mean", "first", "last"})
 
 
@@ -34,6 +34,8 @@ def qualification_problems(defn: Definition) -> list[str]:
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine")
     if defn.window.type == "session" and (defn.window.gap or 0) > 2**60:
         problems.append("window.gap: beyond 2**60 ms")
+    if defn.window.type == "sliding" and (defn.window.size or 0) > 2**60:
+        problems.append("window.size: beyond 2**60 ms")
     for a in defn.aggregations:
         if a.fn not in KERNEL_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine")
