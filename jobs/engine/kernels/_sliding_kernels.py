@@ -390,6 +390,7 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
     ot = np.zeros((m, W), dtype=np.int64)
     oseq = np.zeros((m, W), dtype=np.int64)
     oidx = np.full((m, W), -1, dtype=np.int64)
+    ordered = np.empty(16, dtype=np.int64)
     for q in range(W):
         w = slots[q]
         c = wkey[w]
@@ -401,8 +402,8 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
             first_t[q] = rt[a]
             last_t[q] = rt[b - 1]
         cs = wcseq[w]
-        ordered = np.empty(0, dtype=np.int64)
         made = False
+        n_ord = 0
         for j in range(m):
             kind = kinds[j]
             cnt[j, q] = pc[j, b] - pc[j, a]
@@ -442,11 +443,13 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
                 continue
             if not made:  # the general engine's order of additions
                 made = True
+                n_ord = b - a
+                if len(ordered) < n_ord:
+                    ordered = np.empty(2 * n_ord, dtype=np.int64)
                 later = 0
                 for x in range(a, b):
                     if rseq[x] > cs:
                         later += 1
-                ordered = np.empty(b - a, dtype=np.int64)
                 lat = np.empty(later, dtype=np.int64)
                 k0 = 0
                 k1 = 0
@@ -460,7 +463,8 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
                 srt = np.argsort(rseq[lat])
                 for y in range(later):
                     ordered[k0 + y] = lat[srt[y]]
-            for x in ordered:
+            for y in range(n_ord):
+                x = ordered[y]
                 if not valid[j, x]:
                     continue
                 if kind == SUM:

@@ -24,7 +24,10 @@ order the records no longer show, hands over to the general engine for good.
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
@@ -86,6 +89,34 @@ def _late_maker() -> Any:
 
 
 make_late = _late_maker() or LateRecord
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while output objects are built: a unit can emit
+    millions of panes and late records, none in a cycle, and the collections their
+    allocations trigger re-scan every live one."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _dicts(names: list[str], cols: list[list[Any]]) -> list[dict[str, Any]]:
+    """One ``values`` dict per pane (dict displays for one to three names: ~2x faster)."""
+    if len(names) == 1:
+        (a,), (ca,) = names, cols
+        return [{a: x} for x in ca]
+    if len(names) == 2:
+        (a, b), (ca, cb) = names, cols
+        return [{a: x, b: y} for x, y in zip(ca, cb, strict=True)]
+    if len(names) == 3:
+        (a, b, c), (ca, cb, cc) = names, cols
+        return [{a: x, b: y, c: z} for x, y, z in zip(ca, cb, cc, strict=True)]
+    return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
 
 
 class SlidingKernelEngine:
@@ -476,9 +507,10 @@ class SlidingKernelEngine:
         keys = [kv[c] for c in codes[idx].tolist()]
         recs: list[Any] = ([records[i] for i in idx.tolist()] if records is not None
                            else [None] * len(idx))
-        return list(map(make_late, keys, batch.event_times[idx].tolist(), starts.tolist(),
-                        (starts + size).tolist(), [reasons[r] for r in drop_reason[o].tolist()],
-                        recs))
+        why = [reasons[r] for r in drop_reason[o].tolist()]
+        with _no_gc():
+            return list(map(make_late, keys, batch.event_times[idx].tolist(), starts.tolist(),
+                            (starts + size).tolist(), why, recs))
 
     def _compact_late(self) -> None:
         """Sum the late-count chunks into one."""
@@ -530,18 +562,19 @@ class SlidingKernelEngine:
             order = np.lexsort((s, self.keys.json_rank()[k], s))
             slots = slots[order]
             vals = self._window_values(slots)
-            values = self._values(vals)
             wm_out = None if self.ended else self.wm
             now = self.processing_time
             kv = self.keys.values
             size = self._size
-            panes = [
-                make_pane(kv[c], st, st + size, "ON_TIME", 0, True, True, False, v, now, wm_out,
-                          ft, lt)
-                for c, st, ft, lt, v in zip(self.wkey[slots].tolist(),
-                                            self.wstart[slots].tolist(), vals[0].tolist(),
-                                            vals[1].tolist(), values, strict=True)
-            ]
+            with _no_gc():
+                values = self._values(vals)
+                panes = [
+                    make_pane(kv[c], st, st + size, "ON_TIME", 0, True, True, False, v, now,
+                              wm_out, ft, lt)
+                    for c, st, ft, lt, v in zip(self.wkey[slots].tolist(),
+                                                self.wstart[slots].tolist(), vals[0].tolist(),
+                                                vals[1].tolist(), values, strict=True)
+                ]
         keys = np.flatnonzero(visited)
         K.prune(keys, self.kstart, self.kend, self.rt, wm, self.ended, self._size, self._al)
         gone = keys[(self.key_nwin[keys] == 0) & (self.kstart[keys] == self.kend[keys])
@@ -587,10 +620,9 @@ class SlidingKernelEngine:
                 continue
             cols.append([(f if b else i) if h else None for h, b, i, f in zip(
                 has[j].tolist(), isf.tolist(), osum[j].tolist(), ofs[j].tolist(), strict=True)])
-        names = self._names
         if not cols:
             return [{} for _ in range(len(elements))]
-        return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
+        return _dicts(self._names, cols)
 
     def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
         """Convert the state to the general engine's and let it run from now on (this batch
