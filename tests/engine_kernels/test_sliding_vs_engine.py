@@ -235,3 +235,27 @@ def test_a_record_behind_the_watermark_gets_a_late_line_per_expired_window() -> 
     # it joins [10, 20] and opens its right window [16, 26] (holding 20)
     assert [(p.window_start, p.values) for p in eng.end_of_input()] == [
         (10, {"n": 2}), (16, {"n": 1})]
+
+
+def test_input_objects_of_forgotten_records_are_released() -> None:
+    """first/last inputs are kept as objects; the list is compacted once the records that
+    refer to them are forgotten, and the open windows still read their own values."""
+    defn = Definition(name="s", key="k", event_time="t", window=Window("sliding", size=10),
+                      aggregations=(Aggregation("f", "first", "x"), Aggregation("l", "last", "x")),
+                      trigger=Trigger(emit="final"))
+    kernel, general = SlidingKernelEngine(defn), Engine(defn)
+    k_out: list[Any] = []
+    g_out: list[Any] = []
+    n = 20_000
+    for b in range(4):  # 50 keys, a record every 50 ms each: every window closes soon
+        t = np.arange(n, dtype=np.int64) + 1_000_000 * b
+        values = [f"v{i}" for i in t.tolist()]
+        batch = RecordBatch(keys=[f"k{i % 50:02d}" for i in range(n)], event_times=t,
+                            columns={"f": values, "l": values}, processing_time=b)
+        k_out += [e.to_json() for e in kernel.ingest(batch)]
+        g_out += [e.to_json() for e in general.ingest(batch)]
+    assert len(kernel.objs) < 2 * n  # not the 160,000 inputs of the four units
+    assert kernel.state.snapshot() == general.state.snapshot()
+    k_end = [e.to_json() for e in kernel.end_of_input()]
+    assert k_out + k_end == g_out + [e.to_json() for e in general.end_of_input()]
+    assert k_end[-1]["values"] == {"f": f"v{3_000_000 + n - 1}", "l": f"v{3_000_000 + n - 1}"}

@@ -356,6 +356,8 @@ class SlidingKernelEngine:
             if self.wm is None or cand > self.wm:
                 self.wm = cand
         out.extend(self._fire(np.unique(codes)))
+        if len(self.objs) > 65536:
+            self._compact_objs()
         return out
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
@@ -469,6 +471,27 @@ class SlidingKernelEngine:
         if self.held_abs + budget >= SUM_LIMIT:
             raise Unsupported("integer sums could leave 64 bits")
         return valid, vi, vf, isf, ref, objs
+
+    def _compact_objs(self) -> None:
+        """Drop the input objects no held record refers to, when they are most of the list
+        (it grows by every unit's values of count-of-expression, first and last)."""
+        rows = [j for j, (fn, star) in enumerate(zip(self._fns, self._star, strict=True))
+                if fn in BY_REF and not star]
+        if not rows:
+            self.objs = []
+            return
+        live = np.zeros(self.rref.shape[1], dtype=np.bool_)
+        for c0, c1 in zip(self.kstart.tolist(), self.kend.tolist(), strict=True):
+            live[c0:c1] = True
+        refs = self.rref[rows][:, live]
+        if 4 * refs.size >= len(self.objs):
+            return
+        objs = self.objs
+        self.objs = [objs[r] for r in refs.ravel().tolist()]
+        new = np.full(self.rref.shape, -1, dtype=np.int64)
+        new[np.ix_(np.array(rows, dtype=np.int64), np.flatnonzero(live))] = np.arange(refs.size, dtype=np.int64).reshape(
+            refs.shape)
+        self.rref = new
 
     def _held_abs(self) -> float:
         best = 0.0
