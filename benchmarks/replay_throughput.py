@@ -327,7 +327,7 @@ def main() -> None:
                 for tj in ("0", "1"):
                     plan.append((case, "vectorized", args.events, key_kind, tj))
         if kernel_qualifies(definition(case)) and "kernels" in args.engines:
-            # the compiled session engine (jobs.engine.kernels): object output only
+            # the compiled session / sliding engine (jobs.engine.kernels): object output only
             for key_kind in ("str", "int"):
                 for tj in ("0", "1"):
                     plan.append((case, "kernels", args.events, key_kind, tj))
