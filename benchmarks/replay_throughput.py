@@ -26,8 +26,9 @@ Each case is run in a fresh subprocess (so ``ru_maxrss`` is that case's own peak
   measured just before the engine starts);
 - ``peak_traced_mb``: ``tracemalloc`` peak during a second, untimed run (Python and numpy
   allocations made by the engine, input excluded).
-Rows of engine ``kernels`` are the compiled session engine (``jobs.engine.kernels``,
-``session_final`` and ``session_count_triggers_retracting``), measured like the vectorized rows through the object API (it has no
+Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.engine.kernels``,
+``session_final``, ``session_count_triggers_retracting``, ``sliding_final``), measured like the
+vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
 two compare like for like); on the others its input is capped (``--general-cap``, reported as
@@ -66,7 +67,7 @@ from jobs.definition.model import (  # noqa: E402
     Window,
 )
 from jobs.engine.engine import Engine  # noqa: E402
-from jobs.engine.kernels import SessionKernelEngine  # noqa: E402
+from jobs.engine.kernels import SessionKernelEngine, SlidingKernelEngine  # noqa: E402
 from jobs.engine.kernels import qualifies as kernel_qualifies  # noqa: E402
 from jobs.engine.records import RecordBatch  # noqa: E402
 from jobs.engine.vectorized import VectorizedEngine, qualifies  # noqa: E402
@@ -214,7 +215,8 @@ def run_case(case: str, engine_kind: str, n: int, n_keys: int, batch: int, key_k
         return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}
     if engine_kind == "kernels" and not kernel_qualifies(defn):
         return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}
-    cls: Any = {"vectorized": fast, "kernels": SessionKernelEngine}.get(engine_kind, Engine)
+    kernel = SlidingKernelEngine if defn.window.type == "sliding" else SessionKernelEngine
+    cls: Any = {"vectorized": fast, "kernels": kernel}.get(engine_kind, Engine)
     if engine_kind in ("kernels", "vectorized") and cls is not VectorizedEngine:
         cls(defn).ingest(batches[0])  # compiled code loaded (numba's cache) before timing
     gc.collect()
@@ -331,7 +333,7 @@ def main() -> None:
                 for tj in ("0", "1"):
                     plan.append((case, "vectorized", args.events, key_kind, tj))
         if kernel_qualifies(definition(case)) and "kernels" in args.engines:
-            # the compiled session engine (jobs.engine.kernels): object output only
+            # the compiled session / sliding engine (jobs.engine.kernels): object output only
             for key_kind in ("str", "int"):
                 for tj in ("0", "1"):
                     plan.append((case, "kernels", args.events, key_kind, tj))

@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
         choices=("general", "auto", "vectorized"),
         default="general",
         help="engine implementation (default: general; auto picks the vectorized fast path "
-        "or the compiled session engine when the definition qualifies)",
+        "or the compiled session or sliding engine when the definition qualifies)",
     )
     p.add_argument(
         "--progress-every", type=float, default=10.0, metavar="SECONDS",

@@ -72,7 +72,9 @@ def make_engine(
     return Engine(defn, state=state, watermark=watermark)
 
 
-def _kernel_engine(defn: Definition, state: Any, watermark: WatermarkMode) -> Any:
+def _kernel_engine(
+    defn: Definition, state: Any, watermark: WatermarkMode
+) -> WindowingEngine | None:
     """The compiled engine (``jobs.engine.kernels``: session windows) when ``defn`` qualifies
     for it; it reads and writes the general engine's state format, so any general state (or
     its own) resumes there. ``None``: not this engine."""

@@ -271,7 +271,10 @@ def test_engine_refuses_impossible_windows() -> None:
 def test_make_engine_picks_the_fast_path_only_when_it_qualifies() -> None:
     session = make_engine(_defn(window={"type": "session", "gap": "1s"}))
     assert type(session).__name__ == "SessionKernelEngine"
-    general = make_engine(_defn(window={"type": "sliding", "size": "1s"}))
+    sliding = make_engine(_defn(window={"type": "sliding", "size": "1s"}))
+    assert type(sliding).__name__ == "SlidingKernelEngine"
+    general = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=[
+        {"name": "all", "fn": "collect", "of": "score"}]))
     assert isinstance(general, Engine)
     assert isinstance(make_engine(_defn(), vectorized=False), Engine)
     fast = make_engine(_defn())

@@ -38,7 +38,8 @@ def test_transcript_on_vectorized_engine(path: Path) -> None:
 
 @pytest.mark.parametrize("path", KERNELS, ids=[str(p.relative_to(ROOT)) for p in KERNELS])
 def test_transcript_on_kernel_engine(path: Path) -> None:
-    """The compiled session engine (what ``auto`` picks for these) prints the same lines."""
+    """The compiled session or sliding engine (what ``auto`` picks for these) prints the same
+    lines."""
     check_transcript(path, engine="auto")
 
 

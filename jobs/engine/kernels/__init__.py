@@ -1,21 +1,29 @@
 """Compiled (numba) engines for the window kinds the vectorized engine does not cover:
-session windows (:class:`SessionKernelEngine`), with the general engine's API, output and
-snapshot format. ``qualifies(defn)`` says whether ``make_engine`` may pick one."""
+session windows (:class:`SessionKernelEngine`) and KIP-450 sliding windows
+(:class:`SlidingKernelEngine`), with the general engine's API, output and snapshot format.
+``qualifies(defn)`` says whether ``make_engine`` may pick one."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from jobs.definition.model import Definition
+from jobs.definition.windows import Sliding, kind_class
+from jobs.engine.engine import WatermarkMode
 from jobs.engine.kernels.qualify import qualification_problems, qualifies
 from jobs.engine.kernels.session import SessionKernelEngine, SessionKernelState
+from jobs.engine.kernels.sliding import SlidingKernelEngine, SlidingKernelState
 
 __all__ = [
-    "SessionKernelEngine", "SessionKernelState", "kernel_engine", "qualification_problems",
-    "qualifies",
+    "SessionKernelEngine", "SessionKernelState", "SlidingKernelEngine", "SlidingKernelState",
+    "kernel_engine", "qualification_problems", "qualifies",
 ]
 
 
-def kernel_engine(defn: Definition, state: Any = None, watermark: Any = "internal") -> Any:
+def kernel_engine(
+    defn: Definition, state: Any = None, watermark: WatermarkMode = "internal"
+) -> SessionKernelEngine | SlidingKernelEngine:
     """The kernel engine for a qualifying ``defn`` (the caller checked ``qualifies``)."""
+    if kind_class(defn.window.type) is Sliding:
+        return SlidingKernelEngine(defn, state=state, watermark=watermark)
     return SessionKernelEngine(defn, state=state, watermark=watermark)

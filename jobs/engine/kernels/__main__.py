@@ -1,10 +1,11 @@
 """``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final and
-triggered, and triggered fixed windows) into numba's cache (``make
+triggered; sliding windows; triggered fixed windows) into numba's cache (``make
 install`` runs it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from jobs.definition.model import (
     Window,
 )
 from jobs.engine.kernels.session import SessionKernelEngine
+from jobs.engine.kernels.sliding import SlidingKernelEngine
 from jobs.engine.records import RecordBatch
 from jobs.engine.vectorized.triggered import TriggeredEngine
 
@@ -32,6 +34,7 @@ def warm() -> int:
     out = eng.ingest(RecordBatch(keys=["a", "b"], event_times=np.array([1, 30]),
                                  columns={"s": [1, 2.5]}, processing_time=1))
     n = len(out) + len(eng.end_of_input())
+    values: list[Any]
     for mode in ("discarding", "accumulating", "retracting"):
         triggered = replace(defn, accumulation=mode, trigger=Trigger(
             emit="custom", early=EarlyTrigger("count", count=1), late=LateTrigger("count", count=1)))
@@ -42,6 +45,21 @@ def warm() -> int:
             n += len(seng.ingest(RecordBatch(keys=["a"], event_times=np.array([20]),
                                              columns={"s": values[:1]}, processing_time=2)))
             n += len(seng.end_of_input())
+    for aggs in ((Aggregation("n", "count"), Aggregation("s", "sum", "x")),
+                 (Aggregation("lo", "min", "x"), Aggregation("f", "first", "x"))):
+        sliding = Definition(
+            name="warm", key="k", event_time="t", window=Window("sliding", size=10),
+            aggregations=aggs, trigger=Trigger(emit="final"),
+        )
+        for values in ([1, 2, 3], [1.5, 2, 0.5]):
+            leng = SlidingKernelEngine(sliding)
+            cols: dict[str, Any] = {a.name: values for a in aggs if a.of is not None}
+            n += len(leng.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
+                [1, 5, 30]), columns=cols, processing_time=1)))
+            n += len(leng.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
+                [3, 60, 0]), columns=cols, processing_time=2)))
+            leng.open_windows()
+            n += len(leng.end_of_input())
     for accumulation in ("discarding", "accumulating", "retracting"):
         fixed = Definition(
             name="warm", key="k", event_time="t", window=Window("tumbling", size=10),

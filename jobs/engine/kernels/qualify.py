@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from jobs.definition.model import Definition
 from jobs.definition.trigger import effective_trigger
+from jobs.definition.windows import Session, Sliding, WindowKind, kind_class
 
-KERNEL_WINDOWS = frozenset({"session"})
+KERNEL_WINDOWS: tuple[type[WindowKind], ...] = (Session, Sliding)
 KERNEL_FNS = frozenset({"count", "sum", "min", "max", "mean", "first", "last"})
 
 
@@ -22,11 +23,12 @@ def qualification_problems(defn: Definition) -> list[str]:
     """Why the kernel engines cannot run ``defn`` (empty when they can), each naming the
     field."""
     problems: list[str] = []
-    if defn.window.type not in KERNEL_WINDOWS:
+    kind = kind_class(defn.window.type)
+    if not issubclass(kind, KERNEL_WINDOWS):
         problems.append(f"window.type: {defn.window.type} has no kernel engine")
-    if defn.trigger.emit != "final" and defn.window.type != "session":
+    if defn.trigger.emit != "final" and kind is not Session:
         problems.append(f"trigger.emit: {defn.trigger.emit} has no kernel engine (final only)")
-    if defn.window.type == "session" and effective_trigger(defn).needs_clock:
+    if kind is Session and effective_trigger(defn).needs_clock:
         problems.append("trigger: processing-time parts (early after/every, late after) have "
                         "no kernel engine")
     if defn.uses_processing_time:
@@ -37,8 +39,10 @@ def qualification_problems(defn: Definition) -> list[str]:
         problems.append("watermark.idle_advance: no kernel engine")
     if defn.watermark.scope != "global":
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine")
-    if defn.window.type == "session" and (defn.window.gap or 0) > 2**60:
+    if kind is Session and (defn.window.gap or 0) > 2**60:
         problems.append("window.gap: beyond 2**60 ms")
+    if kind is Sliding and (defn.window.size or 0) > 2**60:
+        problems.append("window.size: beyond 2**60 ms")
     for a in defn.aggregations:
         if a.fn not in KERNEL_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine")

@@ -24,6 +24,7 @@ import numpy as np
 
 from jobs.definition.model import Definition
 from jobs.definition.trigger import effective_trigger
+from jobs.definition.windows import Session, kind_class
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _session_kernels as K
@@ -53,7 +54,7 @@ class SessionKernelEngine(TriggeredSessions):
         self, defn: Definition, state: Any = None, watermark: WatermarkMode = "internal"
     ) -> None:
         problems = qualification_problems(defn)
-        if problems or defn.window.type != "session":
+        if problems or kind_class(defn.window.type) is not Session:
             raise EngineError("session kernel engine: " + "; ".join(
                 problems or [f"window.type: {defn.window.type} is not session"]))
         if watermark not in ("internal", "external"):

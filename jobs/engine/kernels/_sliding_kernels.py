@@ -1,0 +1,494 @@
+"""Compiled (numba) kernels of the KIP-450 sliding engine (:mod:`.sliding`).
+
+The held records of all keys live in one CSR layout: record arrays sorted by (key code, event
+time, arrival sequence), key ``c`` holding positions ``kstart[c]:kend[c]``. A window is not an
+accumulator but a start (plus its creation data): with ``emit: final`` its content is, at any
+moment, exactly the held records inside ``[start, start + size]`` (a record joins every live
+window containing it, a new window takes every held record inside it, and no record a live
+window holds is forgotten), so its values are computed from the records when it is read.
+
+``ingest_unit`` applies one arrival unit key by key (keys are independent within a unit), each
+key's records in arrival order, and writes the new CSR order. Which windows a record creates is
+decided on the held record times (the general engine's ``starts`` of a record, see
+``docs/semantics.md``): its left window, the right window of the record before it, its own right
+window; existence of a window follows from the held times. Work per record: a few binary
+searches, plus one step per late line or accepted-late count it produces.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# aggregation kinds (``AGG_KINDS`` in sliding.py); the kernels test ranges: keep the order
+COUNT, SUM, MIN, MAX, FIRST, LAST = 0, 1, 2, 3, 4, 5
+
+# drop reasons
+EXPIRED, BEFORE_WM = 0, 1
+
+
+@njit(cache=True, inline="always")
+def _bl(a, lo, hi, x):
+    """bisect_left over a[lo:hi] (absolute position)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _br(a, lo, hi, x):
+    """bisect_right over a[lo:hi] (absolute position)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True)
+def _grow(a, n):
+    out = np.empty(max(2 * len(a), n + 16), dtype=a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+@njit(cache=True)
+def _starts(ot, lo, hi, t, size, horizon, limit, buf):
+    """Ascending distinct starts of the windows containing ``t`` defined by the held times
+    ``ot[lo:hi]`` (records at or before ``horizon`` define none; ``t - size`` always), up to
+    ``limit``; written to ``buf`` (grown as needed). Returns ``(buf, count)``."""
+    n = 0
+    # left windows: q - size for q in [t, t+size]; right windows: r + 1 for r in [t-size-1, t-1]
+    qa = _bl(ot, lo, hi, t)
+    qb = _br(ot, lo, hi, t + size)
+    ra = _bl(ot, lo, hi, t - size - 1)
+    rb = _bl(ot, lo, hi, t)
+    last = np.int64(-(2**62) - 1)
+    s0 = t - size
+    if s0 <= limit:
+        if n == len(buf):
+            buf = _grow(buf, n)
+        buf[n] = s0
+        n += 1
+        last = s0
+    i, j = qa, ra
+    while True:
+        sq = np.int64(2**62)
+        sr = np.int64(2**62)
+        while i < qb and ot[i] <= horizon:
+            i += 1
+        while j < rb and ot[j] <= horizon:
+            j += 1
+        if i < qb:
+            sq = ot[i] - size
+        if j < rb:
+            sr = ot[j] + 1
+        s = sq if sq < sr else sr
+        if s == 2**62 or s > limit:
+            break
+        if s == sq:
+            i += 1
+        else:
+            j += 1
+        if s != last:
+            if s < last:  # cannot happen: both sequences ascend from t - size
+                continue
+            if n == len(buf):
+                buf = _grow(buf, n)
+            buf[n] = s
+            n += 1
+            last = s
+    return buf, n
+
+
+@njit(cache=True, inline="always")
+def _has_in(ot, lo, hi, a, b):
+    """Any held time in (a, b]."""
+    i = _br(ot, lo, hi, a)
+    return i < hi and ot[i] <= b
+
+
+@njit(cache=True, inline="always")
+def _has_at(ot, lo, hi, x):
+    i = _bl(ot, lo, hi, x)
+    return i < hi and ot[i] == x
+
+
+@njit(cache=True, inline="always")
+def _exists(ot, lo, hi, s, size):
+    """Whether the live window [s, s+size] exists, from the held times: it is the left window
+    of a record at s+size, or the right window of a record at s-1 holding a record."""
+    if _has_at(ot, lo, hi, s + size):
+        return True
+    return _has_at(ot, lo, hi, s - 1) and _has_in(ot, lo, hi, s - 1, s + size)
+
+
+@njit(cache=True)
+def ingest_unit(
+    n_keys, kstart, kend, st_t, order, codes, times, seq0,
+    event_basis, wm_known, wm0, horizon, hz1, cl, size,
+):
+    """Apply one unit's records (``order``: positions grouped by key code, arrival order within
+    a key) to the held records ``st_t`` (CSR by ``kstart``/``kend``).
+
+    ``horizon``: records at or before it define no window; a start ``s <= hz1`` is expired,
+    ``s <= cl`` closed (both -2**62 while the watermark is minus infinity).
+    Returns ``(perm, nkstart, nkend, out_t, win_start, win_key, win_blate, win_cseq, n_win,
+    drop_idx, drop_start, drop_reason, n_drop, acc_idx, acc_start, n_acc)``: ``perm`` holds, for
+    the new CSR, ids into the old held records (``< len(st_t)``) or ``len(st_t) + i`` for unit
+    record ``i``; the windows created, in creation order per key; the late lines (record, start,
+    reason) and the accepted-late (record, start) pairs."""
+    S = len(st_t)
+    n = len(times)
+    total = 0
+    for c in range(n_keys):
+        total += kend[c] - kstart[c]
+    total += n
+    perm = np.empty(total, dtype=np.int64)
+    out_t = np.empty(total, dtype=np.int64)
+    nkstart = np.zeros(n_keys, dtype=np.int64)
+    nkend = np.zeros(n_keys, dtype=np.int64)
+    win_start = np.empty(16, dtype=np.int64)
+    win_key = np.empty(16, dtype=np.int64)
+    win_blate = np.empty(16, dtype=np.bool_)
+    win_cseq = np.empty(16, dtype=np.int64)
+    n_win = 0
+    drop_idx = np.empty(16, dtype=np.int64)
+    drop_start = np.empty(16, dtype=np.int64)
+    drop_reason = np.empty(16, dtype=np.int8)
+    n_drop = 0
+    acc_idx = np.empty(16, dtype=np.int64)
+    acc_start = np.empty(16, dtype=np.int64)
+    n_acc = 0
+    buf = np.empty(64, dtype=np.int64)
+    pos = 0  # write position in the new CSR
+    p = 0  # position in order
+    for c in range(n_keys):
+        lo = pos
+        for x in range(kstart[c], kend[c]):
+            perm[pos] = x
+            out_t[pos] = st_t[x]
+            pos += 1
+        hi = pos
+        while p < n and codes[order[p]] == c:
+            i = order[p]
+            p += 1
+            t = times[i]
+            seq = seq0 + i
+            limit = np.int64(2**62)
+            reason = -1
+            if event_basis and wm_known and t < wm0:
+                reason = BEFORE_WM
+            else:
+                # every window expired: the record has no effect (its late lines only)
+                mx = t - size
+                qb = _br(out_t, lo, hi, t + size) - 1
+                if (qb >= lo and out_t[qb] >= t and out_t[qb] > horizon
+                        and out_t[qb] - size > mx):
+                    mx = out_t[qb] - size
+                rb = _bl(out_t, lo, hi, t) - 1
+                if (rb >= lo and out_t[rb] >= t - size - 1 and out_t[rb] > horizon
+                        and out_t[rb] + 1 > mx):
+                    mx = out_t[rb] + 1
+                if mx <= hz1:
+                    reason = EXPIRED
+            if reason >= 0:
+                buf, k = _starts(out_t, lo, hi, t, size, horizon, limit, buf)
+                for q in range(k):
+                    if n_drop == len(drop_idx):
+                        drop_idx = _grow(drop_idx, n_drop)
+                        drop_start = _grow(drop_start, n_drop)
+                        drop_reason = _grow(drop_reason, n_drop)
+                    drop_idx[n_drop] = i
+                    drop_start[n_drop] = buf[q]
+                    drop_reason[n_drop] = reason
+                    n_drop += 1
+                continue
+            # windows to create, decided on the held times before this record
+            make_left = t - size > hz1 and not _exists(out_t, lo, hi, t - size, size)
+            pb = _bl(out_t, lo, hi, t) - 1
+            make_pred = False
+            pred = np.int64(0)
+            if pb >= lo:
+                pred = out_t[pb]
+                make_pred = (pred >= t - size - 1 and pred > horizon
+                             and not _exists(out_t, lo, hi, pred + 1, size))
+            make_right = (
+                t + 1 > hz1 and _has_in(out_t, lo, hi, t, t + 1 + size)
+                and not _has_at(out_t, lo, hi, t) and not _has_at(out_t, lo, hi, t + 1 + size)
+            )
+            # hold the record (after equal times: (t, seq) order)
+            at = _br(out_t, lo, hi, t)
+            for x in range(hi, at, -1):
+                perm[x] = perm[x - 1]
+                out_t[x] = out_t[x - 1]
+            perm[at] = S + i
+            out_t[at] = t
+            hi += 1
+            pos += 1
+            # late lines of expired windows, accepted-late counts of closed ones
+            if cl > -(2**62):
+                buf, k = _starts(out_t, lo, hi, t, size, horizon, cl, buf)
+                for q in range(k):
+                    s = buf[q]
+                    if s <= hz1:
+                        if n_drop == len(drop_idx):
+                            drop_idx = _grow(drop_idx, n_drop)
+                            drop_start = _grow(drop_start, n_drop)
+                            drop_reason = _grow(drop_reason, n_drop)
+                        drop_idx[n_drop] = i
+                        drop_start[n_drop] = s
+                        drop_reason[n_drop] = EXPIRED
+                        n_drop += 1
+                    else:
+                        if n_acc == len(acc_idx):
+                            acc_idx = _grow(acc_idx, n_acc)
+                            acc_start = _grow(acc_start, n_acc)
+                        acc_idx[n_acc] = i
+                        acc_start[n_acc] = s
+                        n_acc += 1
+            # creation, in the general engine's order (ascending starts, then the right one)
+            for kind in range(3):
+                if kind == 0:
+                    if not make_left:
+                        continue
+                    s = t - size
+                elif kind == 1:
+                    if not make_pred or (make_left and pred + 1 == t - size):
+                        continue
+                    s = pred + 1
+                else:
+                    if not make_right:
+                        continue
+                    s = t + 1
+                if n_win + 1 >= len(win_start):
+                    win_start = _grow(win_start, n_win)
+                    win_key = _grow(win_key, n_win)
+                    win_blate = _grow(win_blate, n_win)
+                    win_cseq = _grow(win_cseq, n_win)
+                win_start[n_win] = s
+                win_key[n_win] = c
+                win_blate[n_win] = s <= cl
+                win_cseq[n_win] = seq
+                n_win += 1
+        nkstart[c] = lo
+        nkend[c] = hi
+    return (perm[:pos], nkstart, nkend, out_t[:pos], win_start[:n_win], win_key[:n_win],
+            win_blate[:n_win], win_cseq[:n_win], drop_idx[:n_drop], drop_start[:n_drop],
+            drop_reason[:n_drop], acc_idx[:n_acc], acc_start[:n_acc])
+
+
+@njit(cache=True)
+def heap_push(hexp, hslot, hn, exp, slot):
+    i = hn
+    while i > 0:
+        parent = (i - 1) // 2
+        if hexp[parent] <= exp:
+            break
+        hexp[i], hslot[i] = hexp[parent], hslot[parent]
+        i = parent
+    hexp[i], hslot[i] = exp, slot
+    return hn + 1
+
+
+@njit(cache=True)
+def _heap_pop(hexp, hslot, hn):
+    hn -= 1
+    exp, slot = hexp[hn], hslot[hn]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= hn:
+            break
+        if c + 1 < hn and hexp[c + 1] < hexp[c]:
+            c += 1
+        if hexp[c] >= exp:
+            break
+        hexp[i], hslot[i] = hexp[c], hslot[c]
+        i = c
+    if hn > 0:
+        hexp[i], hslot[i] = exp, slot
+    return hn
+
+
+@njit(cache=True)
+def push_windows(slots, starts, size, hexp, hslot, hn):
+    """Every new window on the deadline heap at its close (start + size + 1)."""
+    for q in range(len(slots)):
+        hn = heap_push(hexp, hslot, hn, starts[q] + size + 1, slots[q])
+    return hn
+
+
+@njit(cache=True)
+def pop_due(wm, ended, size, al, wstart, wkey, wpassed, used, key_nwin, free, n_free,
+            hexp, hslot, hn, visited):
+    """The general engine's deadline heap: a window is due at its close (it passes: it then
+    waits for close + allowed lateness) and at its expiry (it fires and is freed). Marks the
+    keys of every window popped in ``visited``; returns ``(expired slots, n_free, hn)`` (their
+    data stays until the slot is reused)."""
+    out = np.empty(16, dtype=np.int64)
+    m = 0
+    while hn > 0 and (ended or hexp[0] <= wm):
+        w = hslot[0]
+        hn = _heap_pop(hexp, hslot, hn)
+        if not used[w]:
+            continue
+        visited[wkey[w]] = True
+        close = wstart[w] + size + 1
+        if not wpassed[w]:
+            wpassed[w] = True
+            if not ended and close + al > wm:
+                hn = heap_push(hexp, hslot, hn, close + al, w)
+                continue
+        if m == len(out):
+            out = _grow(out, m)
+        out[m] = w
+        m += 1
+        used[w] = False
+        key_nwin[wkey[w]] -= 1
+        free[n_free] = w
+        n_free += 1
+    return out[:m], n_free, hn
+
+
+@njit(cache=True)
+def prune(keys, kstart, kend, rt, wm, ended, size, al):
+    """Forget the held records of ``keys`` that no live or future window needs (the general
+    engine's ``_prune_records``: t + size + 2 + allowed lateness <= watermark)."""
+    for c in keys:
+        a = kstart[c]
+        while a < kend[c] and (ended or rt[a] + size + 2 + al <= wm):
+            a += 1
+        kstart[c] = a
+
+
+@njit(cache=True)
+def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi, vf,
+                  isf, pc, pi, pf, size):
+    """Bounds, element count and per-aggregation accumulator of each window in ``slots``,
+    from the held records inside it. Sums of int inputs (and counts) come from the prefix
+    sums ``pc`` (valid count), ``pi`` (int sum, modulo 2**64: exact for any sum that fits),
+    ``pf`` (float count); a window holding a float input folds its inputs in the general
+    engine's order (the records it was created with, by event time, then later ones by
+    arrival) so float results are bit-identical."""
+    W = len(slots)
+    m = len(kinds)
+    first_t = np.zeros(W, dtype=np.int64)
+    last_t = np.zeros(W, dtype=np.int64)
+    elements = np.zeros(W, dtype=np.int64)
+    cnt = np.zeros((m, W), dtype=np.int64)
+    osum = np.zeros((m, W), dtype=np.int64)
+    ofs = np.zeros((m, W), dtype=np.float64)
+    oisf = np.zeros((m, W), dtype=np.bool_)
+    has = np.zeros((m, W), dtype=np.bool_)
+    ot = np.zeros((m, W), dtype=np.int64)
+    oseq = np.zeros((m, W), dtype=np.int64)
+    oidx = np.full((m, W), -1, dtype=np.int64)
+    ordered = np.empty(16, dtype=np.int64)
+    for q in range(W):
+        w = slots[q]
+        c = wkey[w]
+        s = wstart[w]
+        a = _bl(rt, kstart[c], kend[c], s)
+        b = _br(rt, kstart[c], kend[c], s + size)
+        elements[q] = b - a
+        if b > a:
+            first_t[q] = rt[a]
+            last_t[q] = rt[b - 1]
+        cs = wcseq[w]
+        made = False
+        n_ord = 0
+        for j in range(m):
+            kind = kinds[j]
+            cnt[j, q] = pc[j, b] - pc[j, a]
+            if kind == COUNT:
+                continue
+            if kind >= FIRST:
+                if kind == FIRST:
+                    x = a
+                    while x < b and not valid[j, x]:
+                        x += 1
+                    if x < b:
+                        has[j, q] = True
+                        oidx[j, q] = x
+                else:
+                    x = b - 1
+                    while x >= a and not valid[j, x]:
+                        x -= 1
+                    if x >= a:
+                        has[j, q] = True
+                        oidx[j, q] = x
+                if has[j, q]:
+                    ot[j, q] = rt[oidx[j, q]]
+                    oseq[j, q] = rseq[oidx[j, q]]
+                continue
+            floats = pf[j, b] - pf[j, a]
+            if kind == SUM and floats == 0:
+                osum[j, q] = pi[j, b] - pi[j, a]
+                continue
+            if floats == 0:  # min / max of ints: any order gives the same value
+                for x in range(a, b):
+                    if valid[j, x]:
+                        v = vi[j, x]
+                        if not has[j, q] or (v < osum[j, q] if kind == MIN else osum[j, q] < v):
+                            has[j, q] = True
+                            osum[j, q] = v
+                            oidx[j, q] = x
+                continue
+            if not made:  # the general engine's order of additions
+                made = True
+                n_ord = b - a
+                if len(ordered) < n_ord:
+                    ordered = np.empty(2 * n_ord, dtype=np.int64)
+                later = 0
+                for x in range(a, b):
+                    if rseq[x] > cs:
+                        later += 1
+                lat = np.empty(later, dtype=np.int64)
+                k0 = 0
+                k1 = 0
+                for x in range(a, b):
+                    if rseq[x] > cs:
+                        lat[k1] = x
+                        k1 += 1
+                    else:
+                        ordered[k0] = x
+                        k0 += 1
+                srt = np.argsort(rseq[lat])
+                for y in range(later):
+                    ordered[k0 + y] = lat[srt[y]]
+            for y in range(n_ord):
+                x = ordered[y]
+                if not valid[j, x]:
+                    continue
+                if kind == SUM:
+                    if oisf[j, q]:
+                        ofs[j, q] += vf[j, x] if isf[j, x] else np.float64(vi[j, x])
+                    elif isf[j, x]:
+                        ofs[j, q] = np.float64(osum[j, q]) + vf[j, x]
+                        oisf[j, q] = True
+                    else:
+                        osum[j, q] += vi[j, x]
+                    continue
+                if not has[j, q]:
+                    take = True
+                elif isf[j, x] or oisf[j, q]:
+                    va = vf[j, x] if isf[j, x] else np.float64(vi[j, x])
+                    vb = ofs[j, q] if oisf[j, q] else np.float64(osum[j, q])
+                    take = bool(va < vb) if kind == MIN else bool(vb < va)
+                else:
+                    take = bool(vi[j, x] < osum[j, q]) if kind == MIN else bool(
+                        osum[j, q] < vi[j, x])
+                if take:
+                    has[j, q] = True
+                    oisf[j, q] = isf[j, x]
+                    osum[j, q] = vi[j, x]
+                    ofs[j, q] = vf[j, x]
+                    oidx[j, q] = x
+    return first_t, last_t, elements, cnt, osum, ofs, oisf, has, ot, oseq, oidx
