@@ -19,7 +19,7 @@ KEYS: list[Any] = ["a", "", "é", "日本", "\U0001f600", 'say "hi"', "back\\sla
 def test_spark_writes_the_same_text(spark: Any) -> None:
     from pyspark.sql import functions as F
 
-    from jobs.spark.extract import key_json as spark_key_json
+    from jobs.spark.extract import key_json_column as spark_key_json
 
     strings = [k for k in KEYS if isinstance(k, str)]
     df = spark.createDataFrame([(k,) for k in strings], "k STRING")
