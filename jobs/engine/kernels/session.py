@@ -28,6 +28,7 @@ from jobs.definition.windows import Session, kind_class
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _session_kernels as K
+from jobs.engine.kernels.handover import HandsOver
 from jobs.engine.kernels.qualify import qualification_problems
 from jobs.engine.kernels.session_arrays import AGG_KINDS, I64, TIME_LIMIT, WatermarkMode
 from jobs.engine.kernels.session_state import (
@@ -46,7 +47,7 @@ __all__ = ["SessionKernelEngine", "SessionKernelState"]
 
 
 
-class SessionKernelEngine(TriggeredSessions):
+class SessionKernelEngine(TriggeredSessions, HandsOver):
     """Same API and observable output as :class:`jobs.engine.Engine` for qualifying session
     definitions (see the module docstring)."""
 
@@ -91,32 +92,11 @@ class SessionKernelEngine(TriggeredSessions):
     # ------------------------------------------------------------------ public API
 
     @property
-    def max_event_time(self) -> int | None:
-        if self.general is not None:
-            return self.general.max_event_time
-        return self.max_t
-
-    @property
-    def watermark(self) -> int | None:
-        """The (global) watermark; ``None`` when minus or plus infinity."""
-        if self.general is not None:
-            return self.general.watermark
-        return None if self.ended else self.wm
-
-    @property
     def state(self) -> SessionKernelState | EngineState:
         """``.snapshot()`` gives the general engine's snapshot data of this state."""
         if self.general is not None:
             return self.general.state
         return SessionKernelState(self)
-
-    def advance_processing_time(self, now_ms: int) -> list[Emission]:
-        """No processing-time timers or idle advance exist for qualifying definitions."""
-        if self.general is not None:
-            return self.general.advance_processing_time(now_ms)
-        if not self.ended and now_ms > self.processing_time:
-            self.processing_time = now_ms
-        return []
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
         """One arrival unit (:meth:`jobs.engine.Engine.ingest`): each record's late line (or,

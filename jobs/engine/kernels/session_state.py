@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jobs.engine.kernels.handover import KernelState
 from jobs.engine.kernels.session_arrays import (
     EXACT_INT,
     NO_TIME,
@@ -20,7 +21,7 @@ from jobs.engine.kernels.session_arrays import (
 from jobs.engine.state import EngineState, KeyState, WindowState
 
 if TYPE_CHECKING:
-    from jobs.engine.kernels.session import SessionKernelEngine
+    pass
 
 
 def to_engine_state(eng: SessionArrays) -> EngineState:
@@ -233,25 +234,6 @@ def _representable(fn: str, acc: Any) -> bool:
     return acc is None or _num_ok(acc)
 
 
-class SessionKernelState:
-    """The session kernel engine's state as the Engine API exposes it: a live view whose
-    ``snapshot()`` is the general engine's snapshot of the same state."""
-
-    def __init__(self, engine: SessionKernelEngine) -> None:
-        self._engine = engine
-
-    @property
-    def processing_time(self) -> int:
-        return self._engine.processing_time
-
-    def snapshot(self) -> dict[str, Any]:
-        return self._engine.to_engine_state().snapshot()
-
-    def to_engine_state(self) -> EngineState:
-        return self._engine.to_engine_state()
-
-    @classmethod
-    def restore(cls, d: dict[str, Any], *, copy_data: bool = True) -> EngineState:
-        """The state a snapshot describes (the general engine's format, which
-        :class:`SessionKernelEngine` takes as ``state=``)."""
-        return EngineState.restore(d, copy_data=copy_data)
+class SessionKernelState(KernelState):
+    """The session kernel engine's state: a live view whose ``snapshot()`` is the general
+    engine's snapshot of the same state."""

@@ -24,10 +24,7 @@ order the records no longer show, hands over to the general engine for good.
 
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
@@ -38,9 +35,11 @@ from jobs.definition.windows import Sliding, kind_class
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_kernels as K
+from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
 from jobs.engine.records import Emission, LateRecord, RecordBatch, make_pane
 from jobs.engine.state import EngineState, KeyState, WindowState
+from jobs.engine.vectorized.columns import _no_gc
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
 
@@ -92,20 +91,6 @@ def _late_maker() -> Any:
 make_late = _late_maker() or LateRecord
 
 
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while output objects are built: a unit can emit
-    millions of panes and late records, none in a cycle, and the collections their
-    allocations trigger re-scan every live one."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _dicts(names: list[str], cols: list[list[Any]]) -> list[dict[str, Any]]:
     """One ``values`` dict per pane (dict displays for one to three names: ~2x faster)."""
     if len(names) == 1:
@@ -120,7 +105,7 @@ def _dicts(names: list[str], cols: list[list[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
 
 
-class SlidingKernelEngine:
+class SlidingKernelEngine(HandsOver):
     """Same API and observable output as :class:`jobs.engine.Engine` for qualifying sliding
     definitions (see the module docstring)."""
 
@@ -254,32 +239,11 @@ class SlidingKernelEngine:
     # ------------------------------------------------------------------ public API
 
     @property
-    def max_event_time(self) -> int | None:
-        if self.general is not None:
-            return self.general.max_event_time
-        return self.max_t
-
-    @property
-    def watermark(self) -> int | None:
-        """The (global) watermark; ``None`` when minus or plus infinity."""
-        if self.general is not None:
-            return self.general.watermark
-        return None if self.ended else self.wm
-
-    @property
     def state(self) -> SlidingKernelState | EngineState:
         """``.snapshot()`` gives the general engine's snapshot data of this state."""
         if self.general is not None:
             return self.general.state
         return SlidingKernelState(self)
-
-    def advance_processing_time(self, now_ms: int) -> list[Emission]:
-        """No processing-time timers or idle advance exist for qualifying definitions."""
-        if self.general is not None:
-            return self.general.advance_processing_time(now_ms)
-        if not self.ended and now_ms > self.processing_time:
-            self.processing_time = now_ms
-        return []
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
         """One arrival unit (:meth:`jobs.engine.Engine.ingest`): each record's late lines in
@@ -886,25 +850,6 @@ def _canon(x: Any) -> str:
     return json.dumps(x, default=repr)
 
 
-class SlidingKernelState:
-    """The sliding kernel engine's state as the Engine API exposes it: a live view whose
-    ``snapshot()`` is the general engine's snapshot of the same state."""
-
-    def __init__(self, engine: SlidingKernelEngine) -> None:
-        self._engine = engine
-
-    @property
-    def processing_time(self) -> int:
-        return self._engine.processing_time
-
-    def snapshot(self) -> dict[str, Any]:
-        return self._engine.to_engine_state().snapshot()
-
-    def to_engine_state(self) -> EngineState:
-        return self._engine.to_engine_state()
-
-    @classmethod
-    def restore(cls, d: dict[str, Any], *, copy_data: bool = True) -> EngineState:
-        """The state a snapshot describes (the general engine's format, which
-        :class:`SlidingKernelEngine` takes as ``state=``)."""
-        return EngineState.restore(d, copy_data=copy_data)
+class SlidingKernelState(KernelState):
+    """The sliding kernel engine's state: a live view whose ``snapshot()`` is the general
+    engine's snapshot of the same state."""
