@@ -1,0 +1,199 @@
+"""The sliding kernel engine's arrays: its configuration, the held records (a CSR by key,
+each key's records sorted by event time then arrival, with prefix sums), the windows by slot,
+the deadline heap, per-key and per-window late counts; and the readers the engine and the state
+conversion share. :class:`SlidingArrays` is the base of
+:class:`~jobs.engine.kernels.sliding.SlidingKernelEngine`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from jobs.definition.model import Definition
+from jobs.engine.engine import Engine
+from jobs.engine.kernels import _sliding_kernels as K
+from jobs.engine.kernels.handover import HandsOver
+from jobs.engine.vectorized.keys import KeyTable
+
+I64 = NDArray[np.int64]
+WatermarkMode = Literal["internal", "external"]
+
+AGG_KINDS = {"count": K.COUNT, "sum": K.SUM, "mean": K.SUM, "min": K.MIN, "max": K.MAX,
+             "first": K.FIRST, "last": K.LAST}
+BY_REF = ("count", "first", "last")
+"""Aggregates whose record input is kept as the original object (a reference into the
+engine's value list): first/last emit it, count of an expression keeps it for snapshots."""
+EXACT_INT = 2**53
+TIME_LIMIT = 2**60
+"""Event times and sizes the kernels take (sums with size and allowed lateness fit int64)."""
+SUM_LIMIT = 2**61
+"""Held int inputs of a sum may add up to this (a window's sum then fits int64)."""
+FAR = 2**62
+NO_TIME = np.iinfo(np.int64).min
+
+
+def _clamp(v: int) -> int:
+    return min(max(v, -FAR), FAR)
+
+
+class SlidingArrays(HandsOver):
+    """Configuration and array state of a sliding kernel engine."""
+
+    def __init__(self, defn: Definition, watermark: WatermarkMode) -> None:
+        self.defn = defn
+        self.mode: WatermarkMode = watermark
+        wmd = defn.watermark
+        self._size = int(defn.window.size or 0)
+        self._al = int(defn.allowed_lateness)
+        self._delay = wmd.delay
+        self._event_basis = defn.lateness_basis == "event"
+        self._bounded = watermark == "internal" and wmd.strategy == "bounded"
+        self._source = wmd.strategy == "source"
+        self._names = [a.name for a in defn.aggregations]
+        self._fns = [a.fn for a in defn.aggregations]
+        self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
+        self._kinds = np.array([AGG_KINDS[fn] for fn in self._fns], dtype=np.int64)
+        self.general: Engine | None = None
+        """Set once the engine handed over to the general engine (see ``_hand_over``)."""
+        self.handed_over_because: str | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        m = len(self._names)
+        self.keys = KeyTable()
+        self.kstart = np.zeros(0, dtype=np.int64)
+        self.kend = np.zeros(0, dtype=np.int64)
+        self.key_nwin = np.zeros(0, dtype=np.int64)
+        self.key_max_t = np.zeros(0, dtype=np.int64)
+        self.late_acc = np.zeros(0, dtype=np.int64)
+        self.late_drop = np.zeros(0, dtype=np.int64)
+        self.late_chunks: list[tuple[I64, I64, I64, I64]] = []
+        """Per-window late counts since the last drain: (key code, start, accepted, dropped)
+        arrays, one chunk per unit (summed when read)."""
+        self.wm: int | None = None
+        self.ended = False
+        self.processing_time = 0
+        self.max_t: int | None = None
+        self.seq = 0
+        self.held_abs = 0.0
+        """|int inputs| of sums, added over the held records (bounds every window's sum)."""
+        # held records (CSR by key code, each key's sorted by event time then arrival)
+        self.rt = np.zeros(0, dtype=np.int64)
+        self.rseq = np.zeros(0, dtype=np.int64)
+        self.rvalid = np.zeros((m, 0), dtype=np.bool_)
+        self.rvi = np.zeros((m, 0), dtype=np.int64)
+        self.rvf = np.zeros((m, 0), dtype=np.float64)
+        self.risf = np.zeros((m, 0), dtype=np.bool_)
+        self.rref = np.zeros((m, 0), dtype=np.int64)
+        self._prefix()
+        # windows by slot
+        self._cap = 0
+        self.wstart = np.zeros(0, dtype=np.int64)
+        self.wkey = np.zeros(0, dtype=np.int64)
+        self.wcseq = np.zeros(0, dtype=np.int64)
+        self.wborn = np.zeros(0, dtype=np.int64)
+        self.wblate = np.zeros(0, dtype=np.bool_)
+        self.wpassed = np.zeros(0, dtype=np.bool_)
+        self.used = np.zeros(0, dtype=np.bool_)
+        self.free = np.zeros(0, dtype=np.int64)
+        self.n_free = 0
+        self.born_next = 0
+        self.hexp = np.zeros(0, dtype=np.int64)
+        self.hslot = np.zeros(0, dtype=np.int64)
+        self.hn = 0
+        """A min-heap of (deadline, slot): a window's close, then its expiry."""
+        self.objs: list[Any] = []
+        """Record inputs kept as objects (``BY_REF``), referenced by ``rref``."""
+
+    def _prefix(self) -> None:
+        """Prefix sums over the held records: valid inputs, int sums (int64, wrapping: a
+        difference is exact whenever the window's sum fits), float inputs."""
+        m, r = self.rvalid.shape
+        ints = self.rvalid & ~self.risf
+        self.pc = np.zeros((m, r + 1), dtype=np.int64)
+        self.pi = np.zeros((m, r + 1), dtype=np.int64)
+        self.pf = np.zeros((m, r + 1), dtype=np.int64)
+        if r:
+            np.cumsum(self.rvalid, axis=1, out=self.pc[:, 1:])
+            with np.errstate(over="ignore"):
+                np.cumsum(np.where(ints, self.rvi, 0), axis=1, out=self.pi[:, 1:])
+            np.cumsum(self.rvalid & self.risf, axis=1, out=self.pf[:, 1:])
+
+    def _ensure_slots(self, need: int) -> None:
+        if self.n_free >= need:
+            return
+        old = self._cap
+        cap = max(2 * old, old + need - self.n_free, 1024)
+        for name in ("wstart", "wkey", "wcseq", "wborn", "wblate", "wpassed", "used"):
+            a = getattr(self, name)
+            out = np.zeros(cap, dtype=a.dtype)
+            out[:old] = a
+            setattr(self, name, out)
+        free = np.zeros(cap, dtype=np.int64)
+        free[: self.n_free] = self.free[: self.n_free]
+        new = np.arange(cap - 1, old - 1, -1, dtype=np.int64)
+        free[self.n_free: self.n_free + len(new)] = new
+        self.free = free
+        self.n_free += len(new)
+        self._cap = cap
+        hcap = 2 * cap  # a window has at most one heap entry
+        if len(self.hexp) < hcap:
+            for name in ("hexp", "hslot"):
+                h = np.zeros(hcap, dtype=np.int64)
+                h[: self.hn] = getattr(self, name)[: self.hn]
+                setattr(self, name, h)
+
+    def _grow_keys(self) -> None:
+        extra = len(self.keys) - len(self.kstart)
+        if extra > 0:
+            z = np.zeros(extra, dtype=np.int64)
+            self.kstart = np.concatenate([self.kstart, z])
+            self.kend = np.concatenate([self.kend, z])
+            self.key_nwin = np.concatenate([self.key_nwin, z])
+            self.key_max_t = np.concatenate([self.key_max_t, np.full(extra, NO_TIME)])
+            self.late_acc = np.concatenate([self.late_acc, z])
+            self.late_drop = np.concatenate([self.late_drop, z])
+
+    def _held_abs(self) -> float:
+        best = 0.0
+        for j, fn in enumerate(self._fns):
+            if fn in ("sum", "mean") and self.rvi.shape[1]:
+                best = max(best, float(np.abs(self.rvi[j].astype(np.float64)).sum()))
+        return best
+
+    def _compact_late(self) -> None:
+        """Sum the late-count chunks into one."""
+        if not self.late_chunks:
+            return
+        c, s, a, d = (np.concatenate(x) for x in zip(*self.late_chunks, strict=True))
+        o = np.lexsort((s, c))
+        c, s, a, d = c[o], s[o], a[o], d[o]
+        head = np.ones(len(c), dtype=np.bool_)
+        head[1:] = (c[1:] != c[:-1]) | (s[1:] != s[:-1])
+        at = np.flatnonzero(head)
+        self.late_chunks = [(c[at], s[at], np.add.reduceat(a, at), np.add.reduceat(d, at))]
+
+    def _late_deltas(self) -> dict[str, list[Any]]:
+        """The general engine's ``late_deltas`` (``"<key json>|<start>|<end>"`` to ``[key,
+        start, end, accepted, dropped]``) of the counts since the last drain."""
+        self._compact_late()
+        if not self.late_chunks:
+            return {}
+        c, s, a, d = self.late_chunks[0]
+        kjs = self.keys.json_array()
+        kv = self.keys.values
+        size = self._size
+        out: dict[str, list[Any]] = {}
+        for code, st, acc, drop in zip(c.tolist(), s.tolist(), a.tolist(), d.tolist(),
+                                       strict=True):
+            out[f"{kjs[code]}|{st}|{st + size}"] = [kv[code], st, st + size, acc, drop]
+        return out
+
+    def _window_values(self, slots: I64) -> tuple[Any, ...]:
+        return K.window_values(
+            slots, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
+            self.rseq, self._kinds, self.rvalid, self.rvi, self.rvf, self.risf, self.pc,
+            self.pi, self.pf, self._size,
+        )
