@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobs.engine.engine import Engine
+from jobs.engine.errors import EngineError
 from jobs.engine.records import Emission
 from jobs.engine.state import EngineState
 
@@ -21,6 +22,8 @@ class HandsOver:
     wm: int | None
     ended: bool
     processing_time: int
+    mode: str
+    _source: bool
 
     @property
     def max_event_time(self) -> int | None:
@@ -42,6 +45,38 @@ class HandsOver:
         if not self.ended and now_ms > self.processing_time:
             self.processing_time = now_ms
         return []
+
+    def advance_watermark(self, wm_ms: int) -> list[Emission]:
+        """Move the watermark to ``wm_ms`` (never back): ``source`` strategy, or a host that
+        drives the watermark (``watermark="external"``)."""
+        if self.general is not None:
+            return self.general.advance_watermark(wm_ms)
+        if not (self._source or self.mode == "external"):
+            raise EngineError(
+                "advance_watermark: watermark.strategy is not 'source' and the engine computes "
+                "its own watermark (use Engine(..., watermark='external') to drive it)"
+            )
+        if self.ended or (self.wm is not None and wm_ms <= self.wm):
+            return []
+        self.wm = int(wm_ms)
+        return self._fire_watermark()
+
+    def end_of_input(self) -> list[Emission]:
+        """The watermark goes to +infinity: every window fires and closes."""
+        if self.general is not None:
+            return self.general.end_of_input()
+        if self.ended:
+            return []
+        self.ended = True
+        return self._fire_all()
+
+    def _fire_watermark(self) -> list[Emission]:
+        """Fire what the new watermark reached (no unit's keys involved)."""
+        raise NotImplementedError
+
+    def _fire_all(self) -> list[Emission]:
+        """Fire every window of every key (end of input)."""
+        raise NotImplementedError
 
     def to_engine_state(self) -> EngineState:
         """The general engine's state equal to this engine's."""

@@ -155,28 +155,10 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         out.extend(self._fire(codes))
         return out
 
-    def advance_watermark(self, wm_ms: int) -> list[Emission]:
-        """Move the watermark to ``wm_ms`` (never back): ``source`` strategy, or a host that
-        drives the watermark (``watermark="external"``)."""
-        if self.general is not None:
-            return self.general.advance_watermark(wm_ms)
-        if not (self._source or self.mode == "external"):
-            raise EngineError(
-                "advance_watermark: watermark.strategy is not 'source' and the engine computes "
-                "its own watermark (use Engine(..., watermark='external') to drive it)"
-            )
-        if self.ended or (self.wm is not None and wm_ms <= self.wm):
-            return []
-        self.wm = int(wm_ms)
+    def _fire_watermark(self) -> list[Emission]:
         return self._fire(None)
 
-    def end_of_input(self) -> list[Emission]:
-        """The watermark goes to +infinity: every session fires and closes."""
-        if self.general is not None:
-            return self.general.end_of_input()
-        if self.ended:
-            return []
-        self.ended = True
+    def _fire_all(self) -> list[Emission]:
         return self._fire(None)
 
     def open_windows(self) -> list[dict[str, Any]]:
