@@ -181,8 +181,8 @@ def drive_columns(engine: Any, batches: list[RecordBatch]) -> dict[str, int]:
     counts = {"panes": 0, "late": 0}
 
     def take(out: Any) -> None:
-        counts["late"] += len(out.before)
-        counts["panes"] += len(out.panes)
+        counts["late"] += len(out.before) + out.panes.late_count
+        counts["panes"] += out.panes.pane_count
 
     for b in batches:
         take(engine.ingest_columns(b))

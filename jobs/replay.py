@@ -41,7 +41,7 @@ from jobs.definition.model import Definition
 from jobs.engine import Engine, WindowingEngine, make_engine
 from jobs.engine.arrival import Arrival
 from jobs.engine.extract import RecordExtractor, instant_problem
-from jobs.engine.records import DeadLetter, Emission, Pane, RecordBatch
+from jobs.engine.records import DeadLetter, Emission, RecordBatch
 from jobs.timeutil import TimeParseError, parse_instant
 
 EngineChoice = Literal["general", "auto", "vectorized"]
@@ -54,18 +54,28 @@ _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 RECORD_AT_A_TIME = Arrival("record")
 
 
-class FinalPanes(Protocol):
-    """The fired windows of one engine call as columns, in emission order
-    (``jobs.engine.vectorized.columns.FinalPanes``)."""
+class ColumnChunk(Protocol):
+    """The output rows of one engine call as columns, in emission order: the final panes of
+    the vectorized engine (``jobs.engine.vectorized.columns.FinalPanes``), or every pane and
+    late record of an engine with triggers or merging / sliding windows
+    (``jobs.engine.vectorized.emission_columns.EmissionColumns``)."""
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        """Output lines."""
+        ...
 
-    def to_panes(self) -> list[Pane]:
-        """The same windows as pane objects."""
+    @property
+    def pane_count(self) -> int: ...
+
+    @property
+    def late_count(self) -> int: ...
+
+    def to_emissions(self) -> list[Emission]:
+        """The same rows as the object API's emissions."""
         ...
 
     def json_lines(self) -> list[str]:
-        """Per pane, the output line ``json.dumps(pane.to_json(), separators=(",", ":"),
+        """Per row, the output line ``json.dumps(e.to_json(), separators=(",", ":"),
         ensure_ascii=False)`` would write, formatted from the columns."""
         ...
 
@@ -78,7 +88,7 @@ class ColumnarOutput(Protocol):
     def before(self) -> list[Emission]: ...
 
     @property
-    def panes(self) -> FinalPanes: ...
+    def panes(self) -> ColumnChunk: ...
 
 
 class ColumnarEngine(WindowingEngine, Protocol):
@@ -249,8 +259,8 @@ def replay_lines(
             for e in chunk:
                 yield e.to_json()
         else:
-            for p in chunk.to_panes():
-                yield p.to_json()
+            for e in chunk.to_emissions():
+                yield e.to_json()
 
 
 def _replay_chunks(
@@ -261,7 +271,7 @@ def _replay_chunks(
     stats: ReplayStats | None,
     engine: EngineChoice,
     arrival: Arrival = RECORD_AT_A_TIME,
-) -> Iterator[list[Emission] | FinalPanes]:
+) -> Iterator[list[Emission] | ColumnChunk]:
     """The replay output in order, as chunks: lists of emissions (objects) and, from an engine
     with columnar output (the vectorized one), the fired windows of a call as columns. Counts
     go to ``stats`` as the chunks are produced."""
@@ -296,14 +306,15 @@ def _replay_chunks(
         if emissions:
             yield list(emissions)
 
-    def count_columns(out: ColumnarOutput) -> Iterator[list[Emission] | FinalPanes]:
-        """A columnar engine output: its objects, then its panes."""
+    def count_columns(out: ColumnarOutput) -> Iterator[list[Emission] | ColumnChunk]:
+        """A columnar engine output: its objects, then its columns."""
         yield from count(out.before)
         if len(out.panes):
-            st.panes += len(out.panes)
+            st.panes += out.panes.pane_count
+            st.late += out.panes.late_count
             yield out.panes
 
-    def flush() -> Iterator[list[Emission] | FinalPanes]:
+    def flush() -> Iterator[list[Emission] | ColumnChunk]:
         """Feed the records since the last control line as arrival units (``arrival``); a
         dead letter goes out just before the unit its line precedes."""
         if not pending:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +29,9 @@ from jobs.engine.vectorized.aggregates import object_array
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.panes import final_panes
+
+if TYPE_CHECKING:
+    from jobs.engine.vectorized.emission_columns import EmissionColumns
 
 I64 = NDArray[np.int64]
 
@@ -116,6 +119,16 @@ class FinalPanes:
 
     def __len__(self) -> int:
         return len(self.key_codes)
+
+    @property
+    def pane_count(self) -> int:
+        return len(self.key_codes)
+
+    late_count: ClassVar[int] = 0
+    """Final panes carry no late records (they come before them, as objects)."""
+
+    def to_emissions(self) -> list[Emission]:
+        return list(self.to_panes())
 
     @classmethod
     def empty(cls, names: Sequence[str], key_table: KeyTable, window_size: int,
@@ -224,13 +237,16 @@ class ColumnarOutput:
     windows as :class:`FinalPanes`. Emission order is ``before`` then ``panes``."""
 
     before: list[Emission]
-    panes: FinalPanes
+    panes: FinalPanes | EmissionColumns
+    """Final panes (the vectorized engine), or every pane and late record of the call
+    (:class:`~jobs.engine.vectorized.emission_columns.EmissionColumns`, engines with triggers
+    or merging / sliding windows)."""
 
     def to_emissions(self) -> list[Emission]:
         """The call's output as the object API returns it."""
         if not len(self.panes):
             return list(self.before)
-        return [*self.before, *self.panes.to_panes()]
+        return [*self.before, *self.panes.to_emissions()]
 
     @classmethod
     def of_emissions(cls, out: list[Emission], names: Sequence[str], window_size: int,
