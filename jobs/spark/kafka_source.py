@@ -84,22 +84,23 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
         parsed = F.from_csv(text, f"{src.schema}, {CORRUPT_COLUMN} STRING", parse_opts)
     else:
         parsed = F.from_json(text, parse_schema, parse_opts)
-    envelope = F.to_json(F.struct(
-        F.col("topic").alias("kafka_topic"), F.col("partition").alias("kafka_partition"),
-        F.col("offset").alias("kafka_offset"), text.alias("kafka_value")))
     staged = raw.select(
         parsed.alias("__v"),
+        text.alias("__text"),
         F.col("key").cast("string").alias("kafka_key"),
         F.col("topic").alias("kafka_topic"),
         F.col("partition").cast("int").alias("kafka_partition"),
         F.col("offset").cast("bigint").alias("kafka_offset"),
         F.col("timestamp").alias("kafka_timestamp"),
         *([headers_column(F.col("headers")).alias(HEADERS)] if headers else []),
-        envelope.alias("__envelope"),
     )
     value_cols = [F.col(f"__v.`{f.name}`").alias(f.name) for f in schema.fields]
+    # built inside the branch: only malformed values pay for serialising the dead letter
+    envelope = F.to_json(F.struct(
+        F.col("kafka_topic"), F.col("kafka_partition"), F.col("kafka_offset"),
+        F.col("__text").alias("kafka_value")))
     corrupt = F.when(F.col("__v").isNull() | F.col(f"__v.{CORRUPT_COLUMN}").isNotNull(),
-                     F.col("__envelope"))
+                     envelope)
     meta = [n for n in METADATA_NAMES if headers or n != HEADERS]
     return staged.select(*value_cols, *[F.col(n) for n in meta],
                          corrupt.alias(CORRUPT_COLUMN))
