@@ -81,7 +81,7 @@ def assert_same(defn: Definition, insts: list[Instant], marks: list[int | None] 
     assert lines == [[line(e) for e in call] for call in general]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=triggered_definitions(), insts=instants())
 def test_columns_equal_general_engine_objects_and_lines(
     defn: Definition, insts: list[Instant]
@@ -89,7 +89,7 @@ def test_columns_equal_general_engine_objects_and_lines(
     assert_same(defn, insts, None)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=triggered_definitions(), insts=instants(), data=st.data())
 def test_columns_under_an_external_watermark_equal_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
@@ -98,7 +98,7 @@ def test_columns_under_an_external_watermark_equal_general_engine(
     assert_same(defn, insts, marks)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=triggered_definitions(), data=st.data())
 def test_columns_after_a_hand_over_equal_general_engine(
     defn: Definition, data: st.DataObject
