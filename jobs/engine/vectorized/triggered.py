@@ -5,8 +5,11 @@ fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and la
 ``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either
 lateness basis, a bounded event-time watermark under the global scope without idle advance,
 count / sum / mean / min / max / first / last. The per-record rules run in the compiled
-kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is per arrival unit, per fired pane (building its ``Pane``) and per late
-record.
+kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is per arrival
+unit and per late record. Output comes straight from the kernels' output arrays as
+:class:`~jobs.engine.vectorized.emission_columns.EmissionColumns` (``ingest_columns``,
+``advance_watermark_columns``, ``end_of_input_columns``); the object API is ``to_emissions()``
+of those columns.
 
 Processing-time triggers (``early: after / every``, ``late: after``) are a timer per window
 (``C_TIMER``), set by the kernels exactly where the general engine sets ``WindowState.timer``,
@@ -38,8 +41,10 @@ from jobs.engine.records import Emission, RecordBatch
 from jobs.engine.state import EngineState
 from jobs.engine.triggers import next_boundary
 from jobs.engine.vectorized import trigger_kernels
+from jobs.engine.vectorized.columns import ColumnarOutput
+from jobs.engine.vectorized.emission_columns import EmissionColumns
 from jobs.engine.vectorized.keys import KeyTable
-from jobs.engine.vectorized.triggered_output import emissions
+from jobs.engine.vectorized.triggered_output import concat, emission_columns, no_output
 from jobs.engine.vectorized.triggered_qualify import (
     TRIGGERED_FNS,
     qualifies_triggered,
@@ -168,8 +173,11 @@ class TriggeredEngine(WindowTable):
         timers due at or before it (``early: after / every``, ``late: after``)."""
         if self.general is not None:
             return self.general.advance_processing_time(now_ms)
+        return self._advance_processing_time(now_ms).to_emissions()
+
+    def _advance_processing_time(self, now_ms: int) -> EmissionColumns:
         if self.ended or now_ms <= self.processing_time:
-            return []
+            return no_output(self)
         self.processing_time = now_ms
         self._set_dues()
         return self._fire_timers(now_ms)
@@ -178,18 +186,26 @@ class TriggeredEngine(WindowTable):
         """One arrival unit (docs/semantics.md, "Arrival model"), as :meth:`Engine.ingest`."""
         if self.general is not None:
             return self.general.ingest(batch)
+        return self.ingest_columns(batch).to_emissions()
+
+    def ingest_columns(self, batch: RecordBatch) -> ColumnarOutput:
+        """:meth:`ingest` with its panes and late records as columns (``to_emissions()`` of
+        the result is exactly what ``ingest`` returns)."""
+        if self.general is not None:
+            return self._columnar(self.general.ingest(batch))
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
-        out: list[Emission] = []
+        timers = no_output(self)
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
-            out = self.advance_processing_time(batch.processing_time)
+            timers = self._advance_processing_time(batch.processing_time)
         n = len(batch)
         if n == 0:
-            return out
+            return ColumnarOutput([], timers)
         try:
             vi, vf, visf, vvalid, bound = self._inputs(batch, n)
         except Unsupported as exc:
-            return out + self._hand_over(batch, str(exc))
+            handed = self._hand_over(batch, str(exc))
+            return ColumnarOutput(timers.to_emissions(), self._emission_columns(handed))
         self._sum_bound = bound
         codes = self.keys.encode(batch.keys)
         if len(self.key_max_t) < len(self.keys):
@@ -227,34 +243,46 @@ class TriggeredEngine(WindowTable):
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
         if n_acc:
             self._count_accepted(acc_late[:n_acc])
-        out.extend(emissions(self, out_i, ok, oi, of, int(n_out), batch))
+        fired = emission_columns(self, out_i, ok, oi, of, int(n_out), batch)
         if self.mode == "internal" and tmax - self._delay > self.wm:
             self.wm = tmax - self._delay
-        out.extend(self._fire_due(self.wm))
-        return out
+        return ColumnarOutput([], concat([timers, fired, self._fire_due(self.wm)], self._names,
+                                         self.keys))
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
         """Move the watermark (never back) when the host drives it (``watermark="external"``)."""
         if self.general is not None:
             return self.general.advance_watermark(wm_ms)
+        return self.advance_watermark_columns(wm_ms).to_emissions()
+
+    def advance_watermark_columns(self, wm_ms: int) -> ColumnarOutput:
+        """:meth:`advance_watermark` with its panes as columns."""
+        if self.general is not None:
+            return self._columnar(self.general.advance_watermark(wm_ms))
         if self.mode != "external":
             raise EngineError(
                 "advance_watermark: watermark.strategy is not 'source' and the engine computes "
                 "its own watermark (use watermark='external' to drive it)"
             )
         if self.ended or (self.wm != K.INT64_MIN and wm_ms <= self.wm):
-            return []
+            return ColumnarOutput([], no_output(self))
         self.wm = int(wm_ms)
-        return self._fire_due(self.wm)
+        return ColumnarOutput([], self._fire_due(self.wm))
 
     def end_of_input(self) -> list[Emission]:
         """The watermark goes to +infinity: every window fires what it owes and closes."""
         if self.general is not None:
             return self.general.end_of_input()
+        return self.end_of_input_columns().to_emissions()
+
+    def end_of_input_columns(self) -> ColumnarOutput:
+        """:meth:`end_of_input` with its panes as columns."""
+        if self.general is not None:
+            return self._columnar(self.general.end_of_input())
         if self.ended:
-            return []
+            return ColumnarOutput([], no_output(self))
         self.ended = True
-        return self._fire_due(K.INT64_MAX)
+        return ColumnarOutput([], self._fire_due(K.INT64_MAX))
 
     def open_windows(self) -> list[dict[str, Any]]:
         """As :meth:`jobs.engine.Engine.open_windows` (ordered by key JSON, then start)."""
@@ -327,16 +355,16 @@ class TriggeredEngine(WindowTable):
         if p[K.P_LATE_TIMER]:
             self._next_timer = min(self._next_timer, int(p[K.P_LATE_DUE]))
 
-    def _fire_timers(self, now: int) -> list[Emission]:
+    def _fire_timers(self, now: int) -> EmissionColumns:
         """The windows whose timer is due at ``now``, by due time, window end, key JSON,
         window start (``Firing._fire_timers``). The table is scanned only when the earliest
         timer may be due."""
         if now < self._next_timer:
-            return []
+            return no_output(self)
         rows = K.timer_rows(self.wi, self.wb, self.n_rows, now)
         if len(rows) == 0:
             self._next_timer = int(K.min_timer(self.wi, self.wb, self.n_rows))
-            return []
+            return no_output(self)
         rank = self.keys.json_rank()[self.wi[rows, K.C_KEY]]
         order = np.lexsort((self.wi[rows, K.C_START], rank, self.wi[rows, K.C_CLOSE],
                             self.wi[rows, K.C_TIMER]))
@@ -350,15 +378,15 @@ class TriggeredEngine(WindowTable):
         n_out = K.fire_timers(self._p, self._fns, rows, self.wm, *self._table_args(),
                               out_i, ok, oi, of)
         self._next_timer = int(K.min_timer(self.wi, self.wb, self.n_rows))
-        return emissions(self, out_i, ok, oi, of, int(n_out), None)
+        return emission_columns(self, out_i, ok, oi, of, int(n_out), None)
 
-    def _fire_due(self, wm: int) -> list[Emission]:
+    def _fire_due(self, wm: int) -> EmissionColumns:
         """Every window whose deadline ``wm`` reached, through its triggers, in the general
         engine's order (window end, key JSON, window start)."""
         if wm < self._next_deadline or self.n_rows == 0:
-            return []
+            return no_output(self)
         rows = K.due_rows(self._p, self.wi, self.wb, self.n_rows, wm)
-        out: list[Emission] = []
+        out = no_output(self)
         if len(rows):
             k = self.wi[rows, K.C_KEY]
             s = self.wi[rows, K.C_START]
@@ -374,7 +402,7 @@ class TriggeredEngine(WindowTable):
             n_out = K.fire_rows(self._p, self._fns, rows, wm, *self._table_args(),
                                 self.hk, self.hs, self.hv, self.hst, out_i, ok, oi, of)
             self._timers_set()
-            out = emissions(self, out_i, ok, oi, of, int(n_out), None)
+            out = emission_columns(self, out_i, ok, oi, of, int(n_out), None)
         self._next_deadline = int(K.min_deadline(self._p, self.wi, self.wb, self.n_rows))
         return out
 
@@ -398,6 +426,13 @@ class TriggeredEngine(WindowTable):
         row = self.late_deltas.setdefault(f"{kj}|{start}|{end}", [key, start, end, 0, 0])
         row[3] += accepted
         row[4] += dropped
+
+    def _emission_columns(self, out: list[Emission]) -> EmissionColumns:
+        """The general engine's objects as columns (after a hand-over)."""
+        return EmissionColumns.of_emissions(out, self._names)
+
+    def _columnar(self, out: list[Emission]) -> ColumnarOutput:
+        return ColumnarOutput([], self._emission_columns(out))
 
     def _to_engine(self) -> Engine:
         return Engine(self.defn, state=to_general_state(self), watermark=self.mode)
