@@ -27,7 +27,8 @@ Each case is run in a fresh subprocess (so ``ru_maxrss`` is that case's own peak
 - ``peak_traced_mb``: ``tracemalloc`` peak during a second, untimed run (Python and numpy
   allocations made by the engine, input excluded).
 Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.engine.kernels``,
-``session_final``, ``session_count_triggers_retracting``, ``sliding_final``), measured like the
+``session_final``, ``session_count_triggers_retracting``, ``session_early_after``,
+``sliding_final``), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
@@ -122,6 +123,13 @@ def definition(case: str) -> Definition:
     if case == "session_count_triggers_retracting":
         return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
                           accumulation="retracting", **common)
+    if case == "session_early_after":
+        return Definition(
+            window=Window("session", gap=5 * MIN),
+            trigger=Trigger(emit="custom", early=EarlyTrigger("after", duration=MIN),
+                            on_time=True, late=LateTrigger("count", count=1)),
+            **common,
+        )
     if case == "tumbling_emit_current":
         return Definition(window=Window("tumbling", size=15 * MIN),
                           trigger=Trigger(emit="current"), **common)
@@ -135,7 +143,7 @@ CASES = [
     "tumbling_count_triggers_retracting", "hopping_count_triggers_retracting",
     "tumbling_count_triggers_discarding", "tumbling_emit_current",
     # sessions with count triggers: the compiled session engine
-    "session_count_triggers_retracting",
+    "session_count_triggers_retracting", "session_early_after",
 ]
 
 

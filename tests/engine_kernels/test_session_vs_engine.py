@@ -165,10 +165,10 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
                       aggregations=(Aggregation("n", "count"),), trigger=Trigger(emit="final"))
     assert isinstance(make_engine(base), SessionKernelEngine)
     assert type(make_engine(base, vectorized=False)) is Engine
-    assert isinstance(make_engine(replace(base, trigger=Trigger(emit="current"))),
-                      SessionKernelEngine)
+    for trigger in (Trigger(emit="current"),
+                    Trigger(emit="custom", early=EarlyTrigger("after", duration=5))):
+        assert isinstance(make_engine(replace(base, trigger=trigger)), SessionKernelEngine)
     for other in (
-        replace(base, trigger=Trigger(emit="custom", early=EarlyTrigger("after", duration=5))),
         replace(base, watermark=Watermark(scope="key")),
         replace(base, aggregations=(Aggregation("c", "collect", "x"),)),
     ):

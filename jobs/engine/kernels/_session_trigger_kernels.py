@@ -45,6 +45,21 @@ from jobs.engine.kernels._session_kernels import (
 
 EARLY, ON_TIME, LATE = 0, 1, 2
 """Pane timings in the output rows (``TIMINGS`` in session_triggers.py names them)."""
+NO_TIMER = np.iinfo(np.int64).max
+"""A window without a processing-time timer (``WindowState.timer`` None)."""
+
+
+@njit(cache=True)
+def _set_timer(w, wm, wm_known, gap, early_tv, late_tv, pending, last, timer):
+    """The timer part of ``firing._fire_window`` for a live window not due at ``wm``: one
+    with pending elements and no timer starts its early timer before its close, its late
+    timer after (``early_tv`` / ``late_tv``: their due times at the current processing time,
+    ``NO_TIMER`` when that part is not processing-time based)."""
+    if timer[w] == NO_TIMER and pending[w] > 0:
+        if wm_known and wm >= last[w] + gap:
+            timer[w] = late_tv
+        else:
+            timer[w] = early_tv
 
 
 @njit(cache=True)
@@ -66,7 +81,7 @@ def _copy_accs(src, dst, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, os
 @njit(cache=True)
 def _emit(w, timing, is_last, rec, np_, free, n_free, n_aggs, discarding, retracting,
           wkey, first, last, rid, pending, emitted, rflag, haslp,
-          cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref, prow):
+          cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref, prow, timer):
     """Window ``w``'s pane: its accumulators into a ghost slot, a row into ``prow`` (columns:
     record, key, retraction list id, ghost, start, last event time, timing, pane index, is
     last, had a last pane), then the pane bookkeeping of ``firing._emit``. Returns
@@ -86,6 +101,7 @@ def _emit(w, timing, is_last, rec, np_, free, n_free, n_aggs, discarding, retrac
     prow[np_, 9] = haslp[w]
     emitted[w] += 1
     pending[w] = 0
+    timer[w] = NO_TIMER
     if discarding:
         _clear(w, n_aggs, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref)
     if retracting:
@@ -115,18 +131,28 @@ def ingest_unit_triggered(
     blate, used, free, n_free, born_next,
     cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
     status, out_start, out_end, key_nwin, hexp, hslot, hborn, hn, prow,
+    timer, step, early_tv, late_tv, fresh,
 ):
     """``_session_kernels.ingest_unit`` with each record's count trigger run right after it
     (rows into ``prow``, at most one per record) and the merges of retracting windows
     reported. The caller guarantees two free slots and one heap entry per record. Returns
-    ``(n_free, born_next, hn, n_panes, merges, n_merges)``, ``merges`` rows being (panes
-    before it, new list id, replaced window's list id)."""
+    ``(n_free, born_next, hn, n_panes, merges, n_merges, n_fresh)``, ``merges`` rows being
+    (panes before it, new list id, replaced window's list id).
+
+    Timers: a new window has none, a merged one the earliest of the windows it replaced.
+    With ``step`` (some part fires on a count: the general engine runs the key's windows
+    after each record) the record's window is run right after it: one born late passes
+    (its timer dropped), then ``_set_timer``; the key's other windows were run after their
+    own records, so running them again changes nothing. Otherwise windows run only at the
+    end of the unit (``unit_timers``); the (slot, creation number) of each window born late
+    here goes into ``fresh`` (``n_fresh`` of them) so that its pass drops its timer there."""
     n = len(times)
     n_aggs = len(kinds)
     hits = np.empty(64, dtype=np.int64)
     merges = np.empty((16, 3), dtype=np.int64)
     n_mg = 0
     np_ = 0
+    n_fresh = 0
     for r in range(n):
         k = codes[r]
         t = times[r]
@@ -136,6 +162,7 @@ def ingest_unit_triggered(
             out_end[r] = t + gap
             continue
         nh = 0
+        created = False
         w = key_head[k]
         while w >= 0:
             if first[w] < t + gap and t < last[w] + gap:
@@ -169,6 +196,8 @@ def ingest_unit_triggered(
             haslp[w] = False
             rid[w] = born_next
             born[w] = born_next
+            timer[w] = NO_TIMER
+            created = late_born
             if late_born:
                 hn = _heap_push(hexp, hslot, hborn, hn, close + al, w, 2 * born_next + 1)
             else:
@@ -190,7 +219,9 @@ def ingest_unit_triggered(
             tot = 0
             pend = 0
             any_r = False
+            tmin = NO_TIMER
             for h in hs:
+                tmin = min(tmin, timer[h])
                 lo = min(lo, first[h])
                 hi = max(hi, last[h])
                 tot += elements[h]
@@ -225,6 +256,8 @@ def ingest_unit_triggered(
             # one window replaced (an extension): its retraction list carries over as is
             rid[w] = rid[hs[0]] if nh == 1 else born_next
             born[w] = born_next
+            timer[w] = tmin
+            created = late_born
             if late_born:
                 hn = _heap_push(hexp, hslot, hborn, hn, hi + gap + al, w, 2 * born_next + 1)
             else:
@@ -257,15 +290,23 @@ def ingest_unit_triggered(
                 n_free, np_ = _emit(w, LATE, False, r, np_, free, n_free, n_aggs, discarding,
                                     retracting, wkey, first, last, rid, pending, emitted,
                                     rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
-                                    oref, prow)
+                                    oref, prow, timer)
         else:
             status[r] = JOINED
             if early_count > 0 and pending[w] >= early_count:
                 n_free, np_ = _emit(w, EARLY, False, r, np_, free, n_free, n_aggs, discarding,
                                     retracting, wkey, first, last, rid, pending, emitted,
                                     rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
-                                    oref, prow)
-    return n_free, born_next, hn, np_, merges, n_mg
+                                    oref, prow, timer)
+        if step:
+            if created:
+                timer[w] = NO_TIMER
+            _set_timer(w, wm0, wm_known, gap, early_tv, late_tv, pending, last, timer)
+        elif created:
+            fresh[n_fresh, 0] = w
+            fresh[n_fresh, 1] = born[w]
+            n_fresh += 1
+    return n_free, born_next, hn, np_, merges, n_mg, n_fresh
 
 
 @njit(cache=True)
@@ -291,7 +332,7 @@ def fire_due(
     slots, kinds, wm, ended, gap, al, at_window_end, at_expiry, late_count, discarding,
     retracting, n_aggs, key_head, nxt, wkey, first, last, pending, emitted, rflag, haslp, rid,
     born, blate, used, free, n_free, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
-    key_nwin, hexp, hslot, hborn, hn, prow, gone,
+    key_nwin, hexp, hslot, hborn, hn, prow, gone, timer, late_tv,
 ):
     """Run the due windows (``slots``, in output order) through ``firing._fire_window`` at
     the new watermark: pass (kind 0) or expire (kind 1). Pane rows into ``prow``; the
@@ -306,32 +347,35 @@ def fire_due(
         expired = ended or wm >= close + al
         delete = False
         if kinds[i] == 0:  # the watermark passes the window's close
+            timer[w] = NO_TIMER  # pending early timers are dropped when it passes
             if at_window_end and not blate[w]:
                 n_free, np_ = _emit(w, ON_TIME, expired, -1, np_, free, n_free, n_aggs,
                                     discarding, retracting, wkey, first, last, rid, pending,
                                     emitted, rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has,
-                                    ot, oseq, oref, prow)
+                                    ot, oseq, oref, prow, timer)
                 delete = expired
             elif expired:
                 if pending[w] > 0:
                     n_free, np_ = _emit(w, expiry_timing, True, -1, np_, free, n_free, n_aggs,
                                         discarding, retracting, wkey, first, last, rid,
                                         pending, emitted, rflag, haslp, cnt, isum, fsum, isf, ei, ef,
-                                        eisf, has, ot, oseq, oref, prow)
+                                        eisf, has, ot, oseq, oref, prow, timer)
                 delete = True
             elif late_count > 0 and pending[w] >= late_count:
                 n_free, np_ = _emit(w, LATE, False, -1, np_, free, n_free, n_aggs, discarding,
                                     retracting, wkey, first, last, rid, pending, emitted,
                                     rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq,
-                                    oref, prow)
+                                    oref, prow, timer)
             if not delete:
                 hn = _heap_push(hexp, hslot, hborn, hn, close + al, w, 2 * born[w] + 1)
+                if pending[w] > 0 and timer[w] == NO_TIMER:
+                    timer[w] = late_tv
         else:  # it expires
             if pending[w] > 0:
                 n_free, np_ = _emit(w, expiry_timing, True, -1, np_, free, n_free, n_aggs,
                                     discarding, retracting, wkey, first, last, rid, pending,
                                     emitted, rflag, haslp, cnt, isum, fsum, isf, ei, ef, eisf, has,
-                                    ot, oseq, oref, prow)
+                                    ot, oseq, oref, prow, timer)
             delete = True
         if delete:
             k = wkey[w]
@@ -343,3 +387,43 @@ def fire_due(
             gone[ng] = rid[w]
             ng += 1
     return n_free, hn, np_, ng
+
+
+@njit(cache=True)
+def unit_timers(keys, fresh, n_fresh, wm, wm_known, gap, early_tv, late_tv, key_head, nxt,
+                used, born, pending, last, timer):
+    """The end of a unit's run over the windows of its keys (``keys``, distinct) after the
+    due ones fired: the windows born late in it pass (their timer dropped), then every live
+    window gets ``_set_timer`` at the new watermark."""
+    for i in range(n_fresh):
+        w = fresh[i, 0]
+        if used[w] and born[w] == fresh[i, 1]:
+            timer[w] = NO_TIMER
+    for k in keys:
+        w = key_head[k]
+        while w >= 0:
+            _set_timer(w, wm, wm_known, gap, early_tv, late_tv, pending, last, timer)
+            w = nxt[w]
+
+
+@njit(cache=True)
+def fire_timers(
+    slots, wm, wm_known, gap, discarding, retracting, n_aggs, wkey, first, last, pending,
+    emitted, rflag, haslp, rid, free, n_free, cnt, isum, fsum, isf, ei, ef, eisf, has, ot,
+    oseq, oref, prow, timer,
+):
+    """``firing._fire_timers`` for the windows whose timer is due (``slots``, in output
+    order: due time, window end, key JSON, start): the timer is dropped, and a window with
+    pending elements emits an EARLY pane before its close, a LATE one after. The caller
+    guarantees a free slot per window. Returns ``(n_free, n_panes)``."""
+    np_ = 0
+    for i in range(len(slots)):
+        w = slots[i]
+        timer[w] = NO_TIMER
+        if pending[w] > 0:
+            timing = LATE if wm_known and wm >= last[w] + gap else EARLY
+            n_free, np_ = _emit(w, timing, False, -1, np_, free, n_free, n_aggs, discarding,
+                                retracting, wkey, first, last, rid, pending, emitted, rflag,
+                                haslp, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
+                                prow, timer)
+    return n_free, np_

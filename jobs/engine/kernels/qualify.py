@@ -2,9 +2,9 @@
 
 The kernels are exact where a window's whole life is "collect, then emit once at expiry" and
 nothing fires between the records of an arrival unit: ``emit: final`` (accumulation mode cannot
-matter: the single pane is the cumulative one; session windows also take any trigger without
-processing-time parts: their count triggers run inside the kernel pass), an event-time
-watermark of global scope without idle advance (no processing-time timers, no per-record
+matter: the single pane is the cumulative one; session windows also take any trigger: their
+count triggers run inside the kernel pass, their processing-time timers are an array the
+clock scans), an event-time watermark of global scope without idle advance (no per-record
 watermark), and aggregates whose accumulators are numbers or one input each (count, sum, min,
 max, mean, first, last). Anything else runs on the general engine.
 """
@@ -12,7 +12,6 @@ max, mean, first, last). Anything else runs on the general engine.
 from __future__ import annotations
 
 from jobs.definition.model import Definition
-from jobs.definition.trigger import effective_trigger
 from jobs.definition.windows import Session, Sliding, WindowKind, kind_class
 
 KERNEL_WINDOWS: tuple[type[WindowKind], ...] = (Session, Sliding)
@@ -28,9 +27,6 @@ def qualification_problems(defn: Definition) -> list[str]:
         problems.append(f"window.type: {defn.window.type} has no kernel engine")
     if defn.trigger.emit != "final" and kind is not Session:
         problems.append(f"trigger.emit: {defn.trigger.emit} has no kernel engine (final only)")
-    if kind is Session and effective_trigger(defn).needs_clock:
-        problems.append("trigger: processing-time parts (early after/every, late after) have "
-                        "no kernel engine")
     if defn.uses_processing_time:
         problems.append("event_time: the processing clock has no kernel engine")
     if defn.watermark.strategy not in ("bounded", "source"):

@@ -80,6 +80,10 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         self._late_count = (plan.late.count or 1) if (
             plan.late is not None and plan.late.kind == "count") else 0
         self._at_window_end, self._at_expiry = plan.at_window_end, plan.at_expiry
+        self._early_part = plan.early
+        self._late_part = plan.late
+        self._timed = plan.needs_clock
+        self._step = plan.fires_on_count
         self._discarding = defn.accumulation == "discarding"
         self._retracting = defn.accumulation == "retracting"
         self.general: Engine | None = None
@@ -106,11 +110,14 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
             return self.general.ingest(batch)
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
+        ticked: list[Emission] = []
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
-            self.processing_time = batch.processing_time
+            ticked = self.advance_processing_time(batch.processing_time)
         n = len(batch)
         if n == 0:
-            return []
+            return ticked
+        if ticked:
+            return ticked + self.ingest(batch)
         try:
             valid, vf, vi, visf, vref, budget = self._columns(batch, n)
             times = batch.event_times
@@ -142,6 +149,17 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         self.seq += n
         out: list[Emission] = self._late(batch, codes, status, out_start, out_end)
         return self._after_unit(codes, times, out)
+
+    def advance_processing_time(self, now_ms: int) -> list[Emission]:
+        """Move processing time to ``now_ms`` (never back) and fire the timers due by then."""
+        if self.general is not None:
+            return self.general.advance_processing_time(now_ms)
+        if self.ended or now_ms <= self.processing_time:
+            return []
+        self.processing_time = now_ms
+        if now_ms < self.timer_floor:
+            return []
+        return self._fire_timers(now_ms)
 
     def _after_unit(self, codes: I64, times: I64, out: list[Emission]) -> list[Emission]:
         """Max event times, the watermark advance, and the panes it fires."""

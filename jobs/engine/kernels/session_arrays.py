@@ -56,6 +56,12 @@ class SessionArrays:
     _early_count: int
     _late_count: int
     """The count of ``early {count}`` / ``late {count}`` (0: no such trigger)."""
+    _timed: bool
+    """Some trigger part fires on processing time (``early {after|every}``, ``late
+    {after}``)."""
+    _step: bool
+    """Some part fires on a count: the general engine runs a key's windows after each
+    record."""
     _at_window_end: bool
     _at_expiry: bool
     _discarding: bool
@@ -90,9 +96,13 @@ class SessionArrays:
         self.rflag = np.zeros(0, dtype=np.bool_)
         self.haslp = np.zeros(0, dtype=np.bool_)
         self.rid = np.zeros(0, dtype=np.int64)
+        self.timer = np.zeros(0, dtype=np.int64)
         """Triggered path only: elements since the last pane, panes emitted, whether the window
-        holds panes to retract, whether the last of them is its own last pane, and the id of
-        that list in ``held``."""
+        holds panes to retract, whether the last of them is its own last pane, the id of
+        that list in ``held``, and the due time of its processing-time timer
+        (``_session_trigger_kernels.NO_TIMER``: none)."""
+        self.timer_floor = np.iinfo(np.int64).max
+        """No timer is due before this processing time (ticks before it skip the scan)."""
         self.held: dict[int, list[dict[str, Any]]] = {}
         """Retracting mode: per list id, ``WindowState.retract`` then (``haslp``) its
         ``last_pane``."""
@@ -137,7 +147,7 @@ class SessionArrays:
             return out
 
         for name in ("nxt", "wkey", "first", "last", "elements", "pending", "emitted",
-                     "rflag", "haslp", "rid", "born", "blate", "used", "cnt",
+                     "rflag", "haslp", "rid", "timer", "born", "blate", "used", "cnt",
                      "isum", "fsum", "isf", "ei", "ef", "eisf", "has", "ot", "oseq", "oref"):
             setattr(self, name, grow(getattr(self, name)))
         free = np.zeros(cap, dtype=np.int64)

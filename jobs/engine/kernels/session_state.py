@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jobs.engine.kernels._session_trigger_kernels import NO_TIMER
 from jobs.engine.kernels.handover import KernelState
 from jobs.engine.kernels.session_arrays import (
     EXACT_INT,
@@ -58,6 +59,8 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
             )
             if eng._triggered:
                 win.pending, win.emitted = int(eng.pending[w]), int(eng.emitted[w])
+                tm = int(eng.timer[w])
+                win.timer = None if tm == NO_TIMER else tm
                 held = eng.held.get(int(eng.rid[w]), [])
                 if eng.haslp[w]:
                     win.last_pane, win.retract = held[-1], held[:-1]
@@ -120,6 +123,9 @@ def load_state(eng: SessionArrays, st: EngineState) -> None:
         eng.blate[slot] = w.born_late
         eng.born[slot] = eng.born_next
         eng.pending[slot], eng.emitted[slot] = w.pending, w.emitted
+        eng.timer[slot] = NO_TIMER if w.timer is None else w.timer
+        if w.timer is not None:
+            eng.timer_floor = min(eng.timer_floor, w.timer)
         held = [*w.retract, *([w.last_pane] if w.last_pane is not None else [])]
         eng.rflag[slot], eng.haslp[slot] = bool(held), w.last_pane is not None
         eng.rid[slot] = eng.born_next
@@ -198,7 +204,8 @@ def cannot_hold(eng: SessionArrays, st: EngineState) -> str | None:
         if ks.records or ks.watermark is not None or ks.idle_base is not None:
             return f"state: key {kj} holds sliding records or a key watermark"
         for w in ks.windows.values():
-            if (w.timer is not None or w.first_t is None or w.last_t is None
+            if ((w.timer is not None and not (eng._timed and abs(w.timer) < NO_TIMER))
+                    or w.first_t is None or w.last_t is None
                     or w.start != w.first_t or w.close != w.last_t + gap
                     or abs(w.first_t) > TIME_LIMIT or abs(w.last_t) > TIME_LIMIT):
                 return f"state: key {kj} holds a window of another kind"

@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from jobs.definition.model import EarlyTrigger, LateTrigger
 from jobs.engine.kernels import _session_kernels as K
 from jobs.engine.kernels import _session_trigger_kernels as KT
 from jobs.engine.kernels.session_arrays import I64, NO_TIME, SessionArrays
 from jobs.engine.records import Emission, LateReason, LateRecord, RecordBatch, Timing, make_pane
+from jobs.engine.triggers import next_boundary
 
 TIMINGS: tuple[Timing, Timing, Timing] = ("EARLY", "ON_TIME", "LATE")
 """Pane timings by the kernels' codes (``KT.EARLY``, ``KT.ON_TIME``, ``KT.LATE``)."""
@@ -25,6 +27,57 @@ PANE_COLS = 10
 
 class TriggeredSessions(SessionArrays):
     """Late lines of both session paths, and the triggered path (see the module docstring)."""
+
+    _early_part: EarlyTrigger | None
+    _late_part: LateTrigger | None
+    _fresh: I64 = np.zeros((0, 2), dtype=np.int64)
+    """The windows born late in the unit being ingested (``ingest_unit_triggered``)."""
+
+    def _timer_values(self) -> tuple[int, int]:
+        """The due times an early / a late timer started now gets (``KT.NO_TIMER`` for a
+        part that is not processing-time based), as ``firing._fire_window`` sets them; the
+        floor of due timers is lowered to them."""
+        now = self.processing_time
+        early, late = self._early_part, self._late_part
+        ev = lv = KT.NO_TIMER
+        if early is not None and early.kind == "after":
+            ev = now + (early.duration or 0)
+        elif early is not None and early.kind == "every":
+            ev = next_boundary(now, early.duration or 0, early.align_to)
+        if late is not None and late.kind == "after":
+            lv = now + (late.duration or 0)
+        if ev != KT.NO_TIMER:
+            ev = min(ev, KT.NO_TIMER - 1)  # a due time beyond int64 never comes
+        if lv != KT.NO_TIMER:
+            lv = min(lv, KT.NO_TIMER - 1)
+        self.timer_floor = min(self.timer_floor, ev, lv)
+        return ev, lv
+
+    def _fire_timers(self, now: int) -> list[Emission]:
+        """``firing._fire_timers``: the windows whose timer is due at ``now``, by due time,
+        window end, key JSON, start."""
+        live = self.used & (self.timer != KT.NO_TIMER)
+        slots = np.flatnonzero(live & (self.timer <= now))
+        rest = self.timer[live & (self.timer > now)]
+        self.timer_floor = int(rest.min()) if len(rest) else KT.NO_TIMER
+        m = len(slots)
+        if m == 0:
+            return []
+        k = self.wkey[slots]
+        order = np.lexsort((self.first[slots], self.keys.json_rank()[k],
+                            self.last[slots] + self._gap, self.timer[slots]))
+        slots = slots[order]
+        self._ensure_slots(m)  # a ghost per window
+        prow = np.empty((m, PANE_COLS), dtype=np.int64)
+        self.n_free, n_p = KT.fire_timers(
+            slots, self._wm_arg(), self.wm is not None, self._gap, self._discarding,
+            self._retracting, len(self._names), self.wkey, self.first, self.last, self.pending,
+            self.emitted, self.rflag, self.haslp, self.rid, self.free, self.n_free, self.cnt,
+            self.isum, self.fsum, self.isf, self.ei, self.ef, self.eisf, self.has, self.ot,
+            self.oseq, self.oref, prow, self.timer,
+        )
+        groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64), self.wm)
+        return [e for g in groups for e in g]
 
     def _late(self, batch: RecordBatch, codes: I64, status: NDArray[np.int8], start: I64,
               end: I64) -> list[Emission]:
@@ -69,7 +122,10 @@ class TriggeredSessions(SessionArrays):
         out_start = np.empty(n, dtype=np.int64)
         out_end = np.empty(n, dtype=np.int64)
         prow = np.empty((n, PANE_COLS), dtype=np.int64)
-        self.n_free, self.born_next, self.hn, n_p, merges, n_mg = KT.ingest_unit_triggered(
+        fresh = np.empty((n, 2), dtype=np.int64)
+        ev, lv = self._timer_values()
+        (self.n_free, self.born_next, self.hn, n_p, merges, n_mg,
+         n_fresh) = KT.ingest_unit_triggered(
             codes, batch.event_times, self.seq, valid, vf, vi, visf, vref, self._kinds,
             self._wm_arg(), self.wm is not None, self._event_basis, self._gap, self._al,
             self._early_count, self._late_count, self._discarding, self._retracting,
@@ -79,7 +135,9 @@ class TriggeredSessions(SessionArrays):
             self.cnt, self.isum, self.fsum, self.isf, self.ei, self.ef, self.eisf, self.has,
             self.ot, self.oseq, self.oref, status, out_start, out_end, self.key_nwin,
             self.hexp, self.hslot, self.hborn, self.hn, prow,
+            self.timer, self._step, ev, lv, fresh,
         )
+        self._fresh = fresh[:n_fresh]
         self.seq += n
         late = self._late(batch, codes, status, out_start, out_end)
         groups = self._panes(prow[:n_p], merges[:n_mg], self.wm)
@@ -97,8 +155,16 @@ class TriggeredSessions(SessionArrays):
         """Run every window whose close or expiry the watermark reached (all at the end) in
         output order (window end, key JSON, window start); then forget the per-key data of
         keys left with no session and no late counts."""
+        unit = touched
         if self.wm is None and not self.ended:
+            if unit is not None and self._timed:
+                ev, lv = self._timer_values()
+                KT.unit_timers(np.unique(unit), self._fresh, len(self._fresh), 0, False,
+                               self._gap, ev, lv, self.key_head, self.nxt, self.used,
+                               self.born, self.pending, self.last, self.timer)
+            self._fresh = np.zeros((0, 2), dtype=np.int64)
             return []
+        ev, lv = self._timer_values()
         slots, kinds, self.hn = KT.due_windows(self._wm_arg(), self.ended, self.used,
                                                self.born, self.hexp, self.hslot, self.hborn,
                                                self.hn)
@@ -120,6 +186,7 @@ class TriggeredSessions(SessionArrays):
                 self.rid, self.born, self.blate, self.used, self.free, self.n_free, self.cnt, self.isum, self.fsum,
                 self.isf, self.ei, self.ef, self.eisf, self.has, self.ot, self.oseq, self.oref,
                 self.key_nwin, self.hexp, self.hslot, self.hborn, self.hn, prow, gone,
+                self.timer, lv,
             )
             groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64),
                                  None if self.ended else self.wm)
@@ -128,6 +195,12 @@ class TriggeredSessions(SessionArrays):
                 for r in gone[:n_g].tolist():
                     self.held.pop(r, None)
             touched = k if touched is None else np.concatenate([touched, k])
+        if unit is not None and self._timed:
+            KT.unit_timers(np.unique(unit), self._fresh, len(self._fresh), self._wm_arg(),
+                           self.wm is not None or self.ended, self._gap, ev, lv,
+                           self.key_head, self.nxt, self.used, self.born, self.pending,
+                           self.last, self.timer)
+        self._fresh = np.zeros((0, 2), dtype=np.int64)
         self._forget_idle_keys(touched)
         if len(self.objs) > 65536:
             self._compact_objs()
