@@ -37,10 +37,16 @@ from jobs.engine.vectorized.firing import fire
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.judge import judge
 from jobs.engine.vectorized.keys import KeyTable
-from jobs.engine.vectorized.qualify import qualification_problems
+from jobs.engine.vectorized.qualify import OBJECT_FNS, qualification_problems
 from jobs.engine.vectorized.snapshot import VectorizedState, load_snapshot, snapshot_data
 from jobs.engine.vectorized.store import SliceStore, first_occurrences, group_pairs, make_aggs
-from jobs.engine.vectorized.values import Column, Unsupported, null_mask, numeric_column
+from jobs.engine.vectorized.values import (
+    Column,
+    Unsupported,
+    null_mask,
+    numeric_column,
+    value_column,
+)
 
 I64 = NDArray[np.int64]
 WatermarkMode = Literal["internal", "external"]
@@ -49,6 +55,10 @@ WatermarkMode = Literal["internal", "external"]
 def _subset(col: Column | None, mask: NDArray[np.bool_]) -> Column | None:
     if col is None:
         return None
+    if col.obj is not None:  # values as objects with their event times
+        assert col.t is not None
+        return Column(col.valid[mask], col.f, col.i, col.is_float, False, False, 0,
+                      col.obj[mask], col.t[mask])
     if len(col.f) == 0 and len(col.valid):  # count of an expression: only the null mask
         return Column(col.valid[mask], col.f, col.i, col.is_float, False, False, 0)
     return Column(
@@ -353,6 +363,11 @@ class VectorizedEngine:
                 cols[a.name] = Column(
                     null_mask(raw, n), empty_f, empty_i, np.zeros(0, dtype=bool), False, False, 0
                 )
+            elif a.fn in OBJECT_FNS:
+                try:
+                    cols[a.name] = value_column(raw, n, batch.event_times)
+                except Unsupported as exc:
+                    raise Unsupported(f"column {a.name!r}: {exc}") from None
             else:
                 cols[a.name] = numeric_column(a.name, raw, n)
         for agg in self.store.aggs[1:]:
