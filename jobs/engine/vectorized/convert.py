@@ -21,6 +21,7 @@ from jobs.engine.state import EngineState, KeyState, WindowState, window_id
 from jobs.engine.vectorized.aggregates import CountAgg, ExtremeAgg, SumAgg
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE
 from jobs.engine.vectorized.ordered import OrderedAgg
+from jobs.engine.vectorized.side_tables import SideTable
 from jobs.engine.vectorized.store import first_occurrences, group_pairs
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def to_engine_state(eng: VectorizedEngine) -> EngineState:
 
 def _accs(agg: Any, idx: np.ndarray[Any, Any]) -> list[Any]:
     """Per window, the accumulator ``jobs.engine.aggregates`` would hold."""
-    if isinstance(agg, OrderedAgg):
+    if isinstance(agg, (OrderedAgg, SideTable)):
         return agg.engine_accs(idx)
     if isinstance(agg, CountAgg):
         return agg.combine(idx)

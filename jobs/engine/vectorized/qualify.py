@@ -4,7 +4,8 @@ The fast path is exact only where a window's whole life is "collect, then emit o
 expiry": ``emit: final`` (so accumulation mode cannot matter: a single pane is the cumulative
 one), fixed or global windows (no merging, no per-record window sets), a bounded event-time
 watermark without idle advance (no processing-time timers), and aggregates with columnar,
-mergeable partials (count, sum, min, max, mean, first, last). Anything else runs on the general engine.
+mergeable partials (count, sum, min, max, mean, first, last; collect and count_distinct as
+side tables of entries). Anything else runs on the general engine.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from jobs.definition.model import Definition
 from jobs.definition.windows import kind_class
 
-OBJECT_FNS = frozenset({"first", "last"})
+OBJECT_FNS = frozenset({"first", "last", "collect", "count_distinct"})
 """Functions over any JSON value (an object column with event times, never handed over)."""
 VECTORIZED_FNS = frozenset({"count", "sum", "min", "max", "mean"}) | OBJECT_FNS
 
