@@ -350,6 +350,7 @@ class VectorizedEngine:
 
     def _columns(self, batch: RecordBatch, n: int) -> dict[str, Column | None]:
         cols: dict[str, Column | None] = {}
+        objects: dict[int, Column] = {}
         for a in self.defn.aggregations:
             if a.fn == "count" and a.of is None:
                 cols[a.name] = None
@@ -364,10 +365,14 @@ class VectorizedEngine:
                     null_mask(raw, n), empty_f, empty_i, np.zeros(0, dtype=bool), False, False, 0
                 )
             elif a.fn in OBJECT_FNS:
-                try:
-                    cols[a.name] = value_column(raw, n, batch.event_times)
-                except Unsupported as exc:
-                    raise Unsupported(f"column {a.name!r}: {exc}") from None
+                # one object column per input column, shared by the aggregations reading it
+                same = objects.get(id(raw))
+                if same is None:
+                    try:
+                        same = objects[id(raw)] = value_column(raw, n, batch.event_times)
+                    except Unsupported as exc:
+                        raise Unsupported(f"column {a.name!r}: {exc}") from None
+                cols[a.name] = same
             else:
                 cols[a.name] = numeric_column(a.name, raw, n)
         for agg in self.store.aggs[1:]:

@@ -6,7 +6,7 @@ Why: their accumulators are lists / sets of arbitrary JSON values, of any length
 value object); a window's list is its slices' entries sorted by (event time, arrival) when it
 fires, as the general engine's sorted insertion would have built it. ``count_distinct`` keeps
 one entry per distinct (row, value code) (codes from :class:`ValueTable`); a window counts the
-distinct codes over its slices. Folding a batch is array appends (plus a ``numpy.unique`` of
+distinct codes over its slices. Folding a batch is array appends (plus a hash ``unique`` of
 the pairs for ``count_distinct``); gathering a window's entries is a ragged join through a
 per-row index, no Python loop per record. The stores re-lay out rows through
 :meth:`SideTable.map_rows` (the dense store's cells move when its key capacity grows).
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from jobs.engine.vectorized.aggregates import I64, RowCounts
@@ -187,14 +188,14 @@ class DistinctAgg(SideTable):
         codes = self.table.encode(col.obj[valid])
         n_codes = len(self.table)
         packed = np.concatenate([self.row * n_codes + self.code, rows[valid] * n_codes + codes])
-        packed = np.unique(packed)
+        packed = np.asarray(pd.unique(packed), dtype=np.int64)  # hash: order is irrelevant
         self.row, self.code = packed // n_codes, packed % n_codes
 
     def _distinct(self, idx: NDArray[np.int64]) -> tuple[I64, I64]:
         """Distinct (window, code) pairs of the windows."""
         win, entry = self._gather(idx)
         n_codes = max(len(self.table), 1)
-        packed = np.unique(win * n_codes + self.code[entry])
+        packed = np.asarray(pd.unique(win * n_codes + self.code[entry]), dtype=np.int64)
         return packed // n_codes, packed % n_codes
 
     def combine_array(self, idx: NDArray[np.int64]) -> NDArray[Any]:
