@@ -44,6 +44,8 @@ def to_engine_state(eng: VectorizedEngine) -> EngineState:
         ended=eng.ended,
         max_event_time=eng.max_t,
         seq=eng.seq,
+        idle_base=None if eng.key_scope else eng.idle_base,
+        idle_base_pt=None if eng.key_scope else eng.idle_base_pt,
         late_deltas={k: list(v) for k, v in eng.late_deltas.items()},
     )
     keys = eng.keys.values

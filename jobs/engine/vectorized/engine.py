@@ -91,6 +91,10 @@ class VectorizedEngine:
         self.wm = WM_NONE
         self.seq = 0
         self.processing_time = 0
+        self.idle = defn.watermark.idle_advance
+        self.idle_base: int | None = None
+        """``watermark.idle_advance``: the watermark is ``idle_base + (now - idle_base_pt)``."""
+        self.idle_base_pt: int | None = None
         self.ended = False
         self.store: SliceStore | DenseStore = (
             DenseStore(self.geo, make_aggs(defn))
@@ -182,12 +186,23 @@ class VectorizedEngine:
         return key_total_rows(self.late_totals_by_key)
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
-        """No processing-time timers or idle advance exist for qualifying definitions."""
+        """Move processing time (never back); with ``watermark.idle_advance`` the watermark
+        moves with it (``base + (now - base_pt)``) and fires what it passes."""
         if self.general is not None:
             return self.general.advance_processing_time(now_ms)
-        if not self.ended and now_ms > self.processing_time:
-            self.processing_time = now_ms
-        return []
+        return self._tick(now_ms)
+
+    def _tick(self, now_ms: int) -> list[Emission]:
+        """Processing time to ``now_ms``; the panes idle advance fires, as objects (they come
+        before anything else of the call: docs/semantics.md, "Arrival model")."""
+        if self.ended or now_ms <= self.processing_time:
+            return []
+        self.processing_time = now_ms
+        if self.idle_base is None or self.idle_base_pt is None:
+            return []
+        old = self.wm
+        self.wm = self.idle_base + (now_ms - self.idle_base_pt)
+        return [*fire(self, old, self.wm).to_panes()]
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
         """One arrival instant (see :meth:`jobs.engine.Engine.ingest`): late lines first, in
@@ -203,21 +218,22 @@ class VectorizedEngine:
             return self._columnar(self.general.ingest(batch))
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
-        if batch.processing_time is not None and batch.processing_time > self.processing_time:
-            self.processing_time = batch.processing_time
+        out: list[Emission] = []
+        if batch.processing_time is not None:
+            out = self._tick(batch.processing_time)
         n = len(batch)
         if n == 0:
-            return ColumnarOutput([], self._no_panes())
+            return ColumnarOutput(out, self._no_panes())
         try:
             cols = self._columns(batch, n)  # checked before any state changes
         except Unsupported as exc:
-            return self._columnar(self._hand_over(batch, str(exc)))
+            return self._columnar(out + self._hand_over(batch, str(exc)))
         if self.key_scope and self.mode == "internal" and n > 1:
             # each record moves its key's watermark and fires before the next one is judged
             # (docs/semantics.md, "Arrival model"); the arrays judge a whole unit at once, so
             # the general engine takes over (a vectorized store of a key-scope job, written
             # before this model, keeps loading and hands over here)
-            return self._columnar(self._hand_over(
+            return self._columnar(out + self._hand_over(
                 batch, "watermark.scope: key with several records in one arrival unit"))
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
@@ -227,7 +243,6 @@ class VectorizedEngine:
         else:
             wm_b = self.wm
         sl = self.geo.slice_of(t)
-        out: list[Emission] = []
         accept = judge(self, codes, t, sl, wm_b, batch, out)
         seq = np.arange(self.seq, self.seq + n, dtype=np.int64)
         self.seq += n
@@ -247,8 +262,11 @@ class VectorizedEngine:
                 self.key_wm = np.maximum(self.key_wm, self.key_max_t - self.delay)
             return ColumnarOutput(out, fire(self, old, self.key_wm))
         old_wm = self.wm
-        if self.wm != WM_INF:
-            self.wm = max(self.wm, self.max_t - self.delay)
+        candidate = self.max_t - self.delay
+        if self.wm != WM_INF and candidate > self.wm:
+            self.wm = candidate
+            if self.idle:  # a candidate ahead of the watermark becomes the idle base
+                self.idle_base, self.idle_base_pt = candidate, self.processing_time
         return ColumnarOutput(out, fire(self, old_wm, self.wm))
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
@@ -268,6 +286,8 @@ class VectorizedEngine:
             )
         if self.ended or (self.wm != WM_NONE and wm_ms <= self.wm):
             return ColumnarOutput([], self._no_panes())
+        if self.idle:  # the host's watermark is a candidate base
+            self.idle_base, self.idle_base_pt = int(wm_ms), self.processing_time
         return ColumnarOutput([], self._raise_all(int(wm_ms)))
 
     def end_of_input(self) -> list[Emission]:
