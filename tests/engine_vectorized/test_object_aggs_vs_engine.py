@@ -22,7 +22,7 @@ from jobs.engine.vectorized.engine import VectorizedState
 from tests.engine_vectorized.strategies import Instant, definitions, instants
 from tests.engine_vectorized.test_dense_store import cell_budget
 from tests.engine_vectorized.test_vs_engine import NUMBERS_ODD, run
-from tests.engine_vectorized.test_vs_reference import canon
+from tests.engine_vectorized.test_vs_reference import batch_of, canon
 
 OBJECT_AGGS = [
     Aggregation("f", "first", "x"),
@@ -146,3 +146,26 @@ def test_many_keys_dense_store_growth_and_snapshot_match_general() -> None:
         want += [e.to_json() for e in general.end_of_input()]
         assert canon(got) == canon(want), window
         assert any(o.get("type") != "pane" for o in want)  # late records took part
+
+
+def test_general_engine_snapshot_of_a_now_qualifying_definition_resumes() -> None:
+    """A state the general engine wrote for a collect definition (before it qualified here),
+    restored the way hosts restore (the picked engine's state class), keeps its windows."""
+    from jobs.engine import make_engine
+
+    defn = Definition(
+        name="old", window=Window("tumbling", size=10), aggregations=tuple(OBJECT_AGGS),
+        key="k", event_time="t", watermark=Watermark(delay=0), trigger=Trigger(emit="final"),
+    )
+    insts = [Instant(1, [("a", 3, "p"), ("b", 4, [1])]), Instant(2, [("a", 12, "q")])]
+    general = Engine(defn)
+    want = [e.to_json() for e in general.ingest(batch_of(defn, insts[0]))]
+    snap = json.loads(json.dumps(general.state.snapshot()))
+    state_cls = type(make_engine(defn).state)
+    assert state_cls is VectorizedState
+    eng = make_engine(defn, state=state_cls.restore(snap))
+    got = [e.to_json() for e in eng.ingest(batch_of(defn, insts[1]))]
+    got += [e.to_json() for e in eng.end_of_input()]
+    want += [e.to_json() for e in general.ingest(batch_of(defn, insts[1]))]
+    want += [e.to_json() for e in general.end_of_input()]
+    assert canon(got) == canon(want) and len(want) == 3

@@ -89,6 +89,9 @@ class VectorizedState:
 
     @classmethod
     def restore(cls, d: dict[str, Any]) -> VectorizedState:
-        if d.get("engine") != "vectorized":
-            raise EngineError("state: not a vectorized-engine snapshot")
+        """Hold a snapshot for a new engine: the vectorized engine's own, or the general
+        engine's (a definition that ran on the general engine before it qualified here, e.g.
+        with ``collect``: the engine given it keeps running on the general engine)."""
+        if not isinstance(d, dict):
+            raise EngineError("state: a snapshot must be a JSON object")
         return cls(data=copy.deepcopy(d))
