@@ -56,7 +56,7 @@ def run(defn: Definition, insts: list[Instant], ticks: list[int | None],
     return canon(out), seen
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=idle_definitions(), insts=instants(), data=st.data())
 def test_idle_advance_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
@@ -69,7 +69,7 @@ def test_idle_advance_matches_general_engine(
     assert v == g
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=idle_definitions(), insts=instants(), data=st.data())
 def test_idle_advance_with_external_watermark_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject

@@ -61,7 +61,7 @@ def object_instants(draw: st.DrawFn, has_sum: bool) -> list[Instant]:
     return insts
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=object_definitions(), data=st.data())
 def test_object_aggregations_match_general_engine(defn: Definition, data: st.DataObject) -> None:
     assert qualifies(defn) or defn.watermark.scope == "key"
@@ -86,7 +86,7 @@ def test_first_last_ties_on_event_time_go_by_arrival() -> None:
     assert '"f": "p"' in v_out[0] and '"l": "r"' in v_out[0]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=object_definitions(), budget=st.sampled_from([64, 128, 1 << 20]), data=st.data())
 def test_object_aggregations_across_dense_to_sparse_switch(
     defn: Definition, budget: int, data: st.DataObject
