@@ -79,6 +79,10 @@ T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 RESULTS = Path(__file__).parent / "results" / "replay_throughput.json"
 
 AGGS = (Aggregation("total", "sum", "v"), Aggregation("n", "count"))
+OBJECT_AGGS = (Aggregation("n", "count"), Aggregation("first", "first", "v"),
+               Aggregation("last", "last", "v"), Aggregation("items", "collect", "v"),
+               Aggregation("distinct", "count_distinct", "v"))
+"""The aggregations over any JSON value (``*_collect`` cases)."""
 
 
 def definition(case: str) -> Definition:
@@ -96,6 +100,10 @@ def definition(case: str) -> Definition:
         )
     if case == "hopping_final":
         return Definition(window=Window("hopping", size=20 * MIN, step=5 * MIN), **common)
+    if case in ("tumbling_final_collect", "hopping_final_collect"):
+        window = (Window("tumbling", size=15 * MIN) if case.startswith("tumbling")
+                  else Window("hopping", size=20 * MIN, step=5 * MIN))
+        return Definition(window=window, **{**common, "aggregations": OBJECT_AGGS})
     if case == "global_final":
         return Definition(window=Window("global"), **common)
     if case == "session_final":
@@ -138,6 +146,7 @@ def definition(case: str) -> Definition:
 
 CASES = [
     "tumbling_final", "tumbling_final_4aggs", "hopping_final", "global_final",
+    "tumbling_final_collect", "hopping_final_collect",
     "session_final", "sliding_final", "tumbling_early_late",
     # fixed windows with count triggers: the compiled TriggeredEngine
     "tumbling_count_triggers_retracting", "hopping_count_triggers_retracting",
@@ -176,7 +185,8 @@ def make_data(n: int, n_keys: int, batch: int, key_kind: str, seed: int = 7) -> 
         hi = min(n, lo + batch)
         keys = keys_all[lo:hi].tolist()  # RecordBatch.keys is a list of JSON scalars
         col = v[lo:hi].copy()  # numpy column: the fast input; one per aggregation with `of`
-        columns: dict[str, Any] = {"total": col, "lo": col, "avg": col}
+        columns: dict[str, Any] = {"total": col, "lo": col, "avg": col, "first": col,
+                                   "last": col, "items": col, "distinct": col}
         out.append(RecordBatch(
             keys=keys, event_times=et[lo:hi].copy(), columns=columns,
             processing_time=int(arrival[hi - 1]),

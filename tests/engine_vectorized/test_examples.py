@@ -57,17 +57,26 @@ def test_qualifying_definitions_and_the_reasons_others_do_not() -> None:
     assert not qualifies(defn(Window("session", gap=5)))
     assert not qualifies(defn(Window("sliding", size=5)))
     assert not qualifies(defn(Window("tumbling", size=10), event_time="processing"))
-    assert not qualifies(defn(Window("tumbling", size=10), watermark=Watermark(idle_advance=True)))
+    assert qualifies(defn(Window("tumbling", size=10), watermark=Watermark(idle_advance=True)))
+    idle_keyed = defn(Window("tumbling", size=10),
+                      watermark=Watermark(idle_advance=True, scope="key"))
+    assert qualification_problems(idle_keyed) == [
+        "watermark.idle_advance: not vectorized with scope: key"]
     assert not qualifies(defn(Window("tumbling", size=10), watermark=Watermark(strategy="source")))
     custom = Trigger(emit="custom", early=EarlyTrigger("count", count=2))
     problems = qualification_problems(defn(
-        Window("tumbling", size=10), trigger=custom,
+        Window("tumbling", size=10), trigger=custom, watermark=Watermark(strategy="source"),
         aggregations=(Aggregation("xs", "collect", "x"),),
     ))
     assert problems == [
         "trigger.emit: custom is not vectorized (final only)",
-        "aggregations.xs: fn collect is not vectorized",
+        "watermark.strategy: source is not vectorized",
     ]
+    # every aggregation function runs on the fast path
+    every = tuple(Aggregation(f"a_{fn}", fn, None if fn == "count" else "x") for fn in
+                  ("count", "sum", "mean", "min", "max", "first", "last", "collect",
+                   "count_distinct"))
+    assert qualifies(defn(Window("tumbling", size=10), aggregations=every))
 
 
 def test_tumbling_final_with_accepted_and_dropped_late_records() -> None:

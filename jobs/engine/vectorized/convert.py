@@ -20,6 +20,8 @@ from jobs.engine.records import key_json
 from jobs.engine.state import EngineState, KeyState, WindowState, window_id
 from jobs.engine.vectorized.aggregates import CountAgg, ExtremeAgg, SumAgg
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE
+from jobs.engine.vectorized.ordered import OrderedAgg
+from jobs.engine.vectorized.side_tables import SideTable
 from jobs.engine.vectorized.store import first_occurrences, group_pairs
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ def to_engine_state(eng: VectorizedEngine) -> EngineState:
         ended=eng.ended,
         max_event_time=eng.max_t,
         seq=eng.seq,
+        idle_base=None if eng.key_scope else eng.idle_base,
+        idle_base_pt=None if eng.key_scope else eng.idle_base_pt,
         late_deltas={k: list(v) for k, v in eng.late_deltas.items()},
     )
     keys = eng.keys.values
@@ -101,6 +105,8 @@ def to_engine_state(eng: VectorizedEngine) -> EngineState:
 
 def _accs(agg: Any, idx: np.ndarray[Any, Any]) -> list[Any]:
     """Per window, the accumulator ``jobs.engine.aggregates`` would hold."""
+    if isinstance(agg, (OrderedAgg, SideTable)):
+        return agg.engine_accs(idx)
     if isinstance(agg, CountAgg):
         return agg.combine(idx)
     if isinstance(agg, SumAgg):

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from jobs.engine.vectorized.aggregates import Agg, CountAgg, RowCounts
 from jobs.engine.vectorized.geometry import Geometry
+from jobs.engine.vectorized.side_tables import SideTable
 from jobs.engine.vectorized.store import SliceStore
 from jobs.engine.vectorized.values import Column
 
@@ -95,7 +96,14 @@ class DenseStore:
     def _set_cap(self, cap: int) -> None:
         if cap == self.cap:
             return
+        old_cap = max(self.cap, 1)  # no cells (and no entries) while the capacity is 0
+
+        def moved(r: I64) -> I64:
+            return (r // old_cap) * cap + r % old_cap
+
         for agg in self.aggs:
+            if isinstance(agg, SideTable):
+                agg.map_rows(moved, self.n_slots * cap)
             for name, fill in agg.PARTS:
                 old = getattr(agg, name)
                 new = np.full((self.n_slots, cap), fill, dtype=old.dtype)
@@ -154,6 +162,9 @@ class DenseStore:
             for agg in self.aggs:
                 for name, fill in agg.PARTS:
                     getattr(agg, name)[slot * cap : (slot + 1) * cap] = fill
+        for agg in self.aggs:
+            if isinstance(agg, SideTable):
+                agg.map_rows(lambda r: np.where(np.isin(r // cap, slots), -1, r), agg.n)
 
     # ------------------------------------------------------------------ store API
 
@@ -204,6 +215,9 @@ class DenseStore:
             return None
         cells = slots * d.cap + sp.key
         for dense_agg, sparse_agg in zip(d.aggs, sp.aggs, strict=True):
+            if isinstance(dense_agg, SideTable):
+                assert isinstance(sparse_agg, SideTable)
+                dense_agg.absorb(sparse_agg, cells)
             for name, _ in dense_agg.PARTS:
                 getattr(dense_agg, name)[cells] = getattr(sparse_agg, name)
         return d

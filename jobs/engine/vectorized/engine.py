@@ -37,10 +37,16 @@ from jobs.engine.vectorized.firing import fire
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.judge import judge
 from jobs.engine.vectorized.keys import KeyTable
-from jobs.engine.vectorized.qualify import qualification_problems
+from jobs.engine.vectorized.qualify import OBJECT_FNS, qualification_problems
 from jobs.engine.vectorized.snapshot import VectorizedState, load_snapshot, snapshot_data
 from jobs.engine.vectorized.store import SliceStore, first_occurrences, group_pairs, make_aggs
-from jobs.engine.vectorized.values import Column, Unsupported, null_mask, numeric_column
+from jobs.engine.vectorized.values import (
+    Column,
+    Unsupported,
+    null_mask,
+    numeric_column,
+    value_column,
+)
 
 I64 = NDArray[np.int64]
 WatermarkMode = Literal["internal", "external"]
@@ -49,6 +55,10 @@ WatermarkMode = Literal["internal", "external"]
 def _subset(col: Column | None, mask: NDArray[np.bool_]) -> Column | None:
     if col is None:
         return None
+    if col.obj is not None:  # values as objects with their event times
+        assert col.t is not None
+        return Column(col.valid[mask], col.f, col.i, col.is_float, False, False, 0,
+                      col.obj[mask], col.t[mask])
     if len(col.f) == 0 and len(col.valid):  # count of an expression: only the null mask
         return Column(col.valid[mask], col.f, col.i, col.is_float, False, False, 0)
     return Column(
@@ -81,6 +91,10 @@ class VectorizedEngine:
         self.wm = WM_NONE
         self.seq = 0
         self.processing_time = 0
+        self.idle = defn.watermark.idle_advance
+        self.idle_base: int | None = None
+        """``watermark.idle_advance``: the watermark is ``idle_base + (now - idle_base_pt)``."""
+        self.idle_base_pt: int | None = None
         self.ended = False
         self.store: SliceStore | DenseStore = (
             DenseStore(self.geo, make_aggs(defn))
@@ -172,12 +186,23 @@ class VectorizedEngine:
         return key_total_rows(self.late_totals_by_key)
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
-        """No processing-time timers or idle advance exist for qualifying definitions."""
+        """Move processing time (never back); with ``watermark.idle_advance`` the watermark
+        moves with it (``base + (now - base_pt)``) and fires what it passes."""
         if self.general is not None:
             return self.general.advance_processing_time(now_ms)
-        if not self.ended and now_ms > self.processing_time:
-            self.processing_time = now_ms
-        return []
+        return self._tick(now_ms)
+
+    def _tick(self, now_ms: int) -> list[Emission]:
+        """Processing time to ``now_ms``; the panes idle advance fires, as objects (they come
+        before anything else of the call: docs/semantics.md, "Arrival model")."""
+        if self.ended or now_ms <= self.processing_time:
+            return []
+        self.processing_time = now_ms
+        if self.idle_base is None or self.idle_base_pt is None:
+            return []
+        old = self.wm
+        self.wm = self.idle_base + (now_ms - self.idle_base_pt)
+        return [*fire(self, old, self.wm).to_panes()]
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
         """One arrival instant (see :meth:`jobs.engine.Engine.ingest`): late lines first, in
@@ -193,21 +218,22 @@ class VectorizedEngine:
             return self._columnar(self.general.ingest(batch))
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
-        if batch.processing_time is not None and batch.processing_time > self.processing_time:
-            self.processing_time = batch.processing_time
+        out: list[Emission] = []
+        if batch.processing_time is not None:
+            out = self._tick(batch.processing_time)
         n = len(batch)
         if n == 0:
-            return ColumnarOutput([], self._no_panes())
+            return ColumnarOutput(out, self._no_panes())
         try:
             cols = self._columns(batch, n)  # checked before any state changes
         except Unsupported as exc:
-            return self._columnar(self._hand_over(batch, str(exc)))
+            return self._columnar(out + self._hand_over(batch, str(exc)))
         if self.key_scope and self.mode == "internal" and n > 1:
             # each record moves its key's watermark and fires before the next one is judged
             # (docs/semantics.md, "Arrival model"); the arrays judge a whole unit at once, so
             # the general engine takes over (a vectorized store of a key-scope job, written
             # before this model, keeps loading and hands over here)
-            return self._columnar(self._hand_over(
+            return self._columnar(out + self._hand_over(
                 batch, "watermark.scope: key with several records in one arrival unit"))
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
@@ -217,7 +243,6 @@ class VectorizedEngine:
         else:
             wm_b = self.wm
         sl = self.geo.slice_of(t)
-        out: list[Emission] = []
         accept = judge(self, codes, t, sl, wm_b, batch, out)
         seq = np.arange(self.seq, self.seq + n, dtype=np.int64)
         self.seq += n
@@ -237,8 +262,11 @@ class VectorizedEngine:
                 self.key_wm = np.maximum(self.key_wm, self.key_max_t - self.delay)
             return ColumnarOutput(out, fire(self, old, self.key_wm))
         old_wm = self.wm
-        if self.wm != WM_INF:
-            self.wm = max(self.wm, self.max_t - self.delay)
+        candidate = self.max_t - self.delay
+        if self.wm != WM_INF and candidate > self.wm:
+            self.wm = candidate
+            if self.idle:  # a candidate ahead of the watermark becomes the idle base
+                self.idle_base, self.idle_base_pt = candidate, self.processing_time
         return ColumnarOutput(out, fire(self, old_wm, self.wm))
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
@@ -258,6 +286,8 @@ class VectorizedEngine:
             )
         if self.ended or (self.wm != WM_NONE and wm_ms <= self.wm):
             return ColumnarOutput([], self._no_panes())
+        if self.idle:  # the host's watermark is a candidate base
+            self.idle_base, self.idle_base_pt = int(wm_ms), self.processing_time
         return ColumnarOutput([], self._raise_all(int(wm_ms)))
 
     def end_of_input(self) -> list[Emission]:
@@ -340,6 +370,7 @@ class VectorizedEngine:
 
     def _columns(self, batch: RecordBatch, n: int) -> dict[str, Column | None]:
         cols: dict[str, Column | None] = {}
+        objects: dict[int, Column] = {}
         for a in self.defn.aggregations:
             if a.fn == "count" and a.of is None:
                 cols[a.name] = None
@@ -353,6 +384,15 @@ class VectorizedEngine:
                 cols[a.name] = Column(
                     null_mask(raw, n), empty_f, empty_i, np.zeros(0, dtype=bool), False, False, 0
                 )
+            elif a.fn in OBJECT_FNS:
+                # one object column per input column, shared by the aggregations reading it
+                same = objects.get(id(raw))
+                if same is None:
+                    try:
+                        same = objects[id(raw)] = value_column(raw, n, batch.event_times)
+                    except Unsupported as exc:
+                        raise Unsupported(f"column {a.name!r}: {exc}") from None
+                cols[a.name] = same
             else:
                 cols[a.name] = numeric_column(a.name, raw, n)
         for agg in self.store.aggs[1:]:

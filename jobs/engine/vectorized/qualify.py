@@ -3,8 +3,10 @@
 The fast path is exact only where a window's whole life is "collect, then emit once at
 expiry": ``emit: final`` (so accumulation mode cannot matter: a single pane is the cumulative
 one), fixed or global windows (no merging, no per-record window sets), a bounded event-time
-watermark without idle advance (no processing-time timers), and aggregates with columnar,
-mergeable partials (count, sum, min, max, mean). Anything else runs on the general engine.
+watermark (idle advance only under the global scope: one watermark moved by the clock), and
+aggregates with columnar,
+mergeable partials (count, sum, min, max, mean, first, last; collect and count_distinct as
+side tables of entries). Anything else runs on the general engine.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 from jobs.definition.model import Definition
 from jobs.definition.windows import kind_class
 
-VECTORIZED_FNS = frozenset({"count", "sum", "min", "max", "mean"})
+OBJECT_FNS = frozenset({"first", "last", "collect", "count_distinct"})
+"""Functions over any JSON value (an object column with event times, never handed over)."""
+VECTORIZED_FNS = frozenset({"count", "sum", "min", "max", "mean"}) | OBJECT_FNS
 
 
 def qualification_problems(defn: Definition) -> list[str]:
@@ -27,8 +31,8 @@ def qualification_problems(defn: Definition) -> list[str]:
         problems.append("event_time: the processing clock is not vectorized")
     if defn.watermark.strategy != "bounded":
         problems.append(f"watermark.strategy: {defn.watermark.strategy} is not vectorized")
-    if defn.watermark.idle_advance:
-        problems.append("watermark.idle_advance: not vectorized")
+    if defn.watermark.idle_advance and defn.watermark.scope == "key":
+        problems.append("watermark.idle_advance: not vectorized with scope: key")
     for a in defn.aggregations:
         if a.fn not in VECTORIZED_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} is not vectorized")

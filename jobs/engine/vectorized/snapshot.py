@@ -31,6 +31,8 @@ def snapshot_data(eng: VectorizedEngine) -> dict[str, Any]:
         "ended": eng.ended,
         "seq": eng.seq,
         "processing_time": eng.processing_time,
+        "idle_base": eng.idle_base,
+        "idle_base_pt": eng.idle_base_pt,
         "store": eng.store.dump(),
         "late_totals": {k: list(v) for k, v in eng.late_totals_by_key.items()},
         "late_deltas": {k: list(v) for k, v in eng.late_deltas.items()},
@@ -51,6 +53,8 @@ def load_snapshot(eng: VectorizedEngine, d: dict[str, Any]) -> None:
         eng.ended = bool(d["ended"])
         eng.seq = int(d["seq"])
         eng.processing_time = int(d["processing_time"])
+        eng.idle_base = d.get("idle_base")  # absent in snapshots written before idle advance
+        eng.idle_base_pt = d.get("idle_base_pt")
         sparse = SliceStore(eng.geo, make_aggs(eng.defn))
         sparse.load(d["store"])
         eng.store = sparse
@@ -85,6 +89,9 @@ class VectorizedState:
 
     @classmethod
     def restore(cls, d: dict[str, Any]) -> VectorizedState:
-        if d.get("engine") != "vectorized":
-            raise EngineError("state: not a vectorized-engine snapshot")
+        """Hold a snapshot for a new engine: the vectorized engine's own, or the general
+        engine's (a definition that ran on the general engine before it qualified here, e.g.
+        with ``collect``: the engine given it keeps running on the general engine)."""
+        if not isinstance(d, dict):
+            raise EngineError("state: a snapshot must be a JSON object")
         return cls(data=copy.deepcopy(d))

@@ -17,6 +17,8 @@ from numpy.typing import NDArray
 from jobs.definition.model import Definition
 from jobs.engine.vectorized.aggregates import Agg, CountAgg, ExtremeAgg, RowCounts, SumAgg
 from jobs.engine.vectorized.geometry import Geometry
+from jobs.engine.vectorized.ordered import OrderedAgg
+from jobs.engine.vectorized.side_tables import CollectAgg, DistinctAgg
 from jobs.engine.vectorized.values import Column, Unsupported
 
 I64 = NDArray[np.int64]
@@ -36,6 +38,12 @@ def make_aggs(defn: Definition) -> list[Agg]:
             out.append(SumAgg(a.name, mean=a.fn == "mean"))
         elif a.fn in ("min", "max"):
             out.append(ExtremeAgg(a.name, is_max=a.fn == "max"))
+        elif a.fn in ("first", "last"):
+            out.append(OrderedAgg(a.name, is_last=a.fn == "last"))
+        elif a.fn == "collect":
+            out.append(CollectAgg(a.name))
+        elif a.fn == "count_distinct":
+            out.append(DistinctAgg(a.name))
         else:  # pragma: no cover - qualifies() refuses it
             raise Unsupported(f"aggregations.{a.name}: fn {a.fn} is not vectorized")
     return out

@@ -33,6 +33,11 @@ class Column:
     any_float: bool
     all_float: bool
     max_abs_int: int
+    obj: NDArray[Any] | None = None
+    """The values as Python objects (``first`` / ``last`` / ``collect`` / ``count_distinct``,
+    which take any JSON value); None for numeric columns."""
+    t: NDArray[np.int64] | None = None
+    """Event time per value (the order of ``first`` / ``last`` / ``collect``)."""
 
 
 def null_mask(values: Sequence[Any] | NDArray[Any], n: int) -> NDArray[np.bool_]:
@@ -45,6 +50,27 @@ def null_mask(values: Sequence[Any] | NDArray[Any], n: int) -> NDArray[np.bool_]
 def _not_none(obj: NDArray[Any]) -> NDArray[np.bool_]:
     out: NDArray[np.bool_] = np.asarray(obj != None, dtype=np.bool_)  # noqa: E711 (elementwise)
     return out
+
+
+def object_values(values: Sequence[Any] | NDArray[Any], n: int) -> NDArray[Any]:
+    """The column as a 1-d object array of plain Python values (numpy scalars become Python
+    ones, as the general engine's ``tolist()``; lists stay elements, never a second axis)."""
+    if len(values) != n:
+        raise Unsupported(f"{len(values)} values for {n} records")
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    return np.fromiter(values, dtype=object, count=n)
+
+
+def value_column(
+    values: Sequence[Any] | NDArray[Any], n: int, t: NDArray[np.int64]
+) -> Column:
+    """A column of arbitrary JSON values with their event times (no numeric views)."""
+    obj = object_values(values, n)
+    valid = _not_none(obj)
+    empty_f = np.zeros(0, dtype=np.float64)
+    empty_i = np.zeros(0, dtype=np.int64)
+    return Column(valid, empty_f, empty_i, np.zeros(0, dtype=bool), False, False, 0, obj, t)
 
 
 def _max_abs(ints: NDArray[np.int64]) -> int:
