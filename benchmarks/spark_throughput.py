@@ -47,7 +47,9 @@ Usage: python benchmarks/spark_throughput.py [--events 2000000] [--keys 10000] [
 With --rounds N every variant runs N times, interleaved (A B C A B C ...), and the run with the
 lower median events/s of each variant is reported (all runs are kept under "runs");
 "paired_by_round" adds, per variant, its ratio to each baseline run of the same round and the
-median of those ratios.
+median of those ratios (baselines ``spark_native``, ``spark_native_tuned`` and, for the Kafka
+variants, ``spark_native_kafka``), on events/s and, as ``..._per_cpu_s``, on events per CPU
+second.
 """
 
 from __future__ import annotations
@@ -431,19 +433,25 @@ def paired_ratios(runs: list[dict[str, Any]], variants: list[str]) -> dict[str, 
     lower-median runs of ``results`` do not; both are reported, neither replaces the other."""
     out: dict[str, Any] = {}
     by_round: dict[int, dict[str, float]] = {}
+    cpu_by_round: dict[int, dict[str, float]] = {}
     for r in runs:
         if r.get("events_per_s"):
             by_round.setdefault(int(r.get("round", 0)), {})[r["variant"]] = float(r["events_per_s"])
+        if r.get("events_per_cpu_s"):
+            cpu_by_round.setdefault(int(r.get("round", 0)), {})[r["variant"]] = float(
+                r["events_per_cpu_s"])
     for v in variants:
         for base_name, name in (("spark_native", "vs_spark_native"),
-                                ("spark_native_tuned", "vs_spark_native_tuned")):
+                                ("spark_native_tuned", "vs_spark_native_tuned"),
+                                ("spark_native_kafka", "vs_spark_native_kafka")):
             if v == base_name:
                 continue
-            ratios = [round(rnd[v] / rnd[base_name], 3) for _, rnd in sorted(by_round.items())
-                      if v in rnd and base_name in rnd]
-            if ratios:
-                out.setdefault(v, {})[name] = {"by_round": ratios,
-                                               "median": round(statistics.median(ratios), 3)}
+            for rounds, suffix in ((by_round, ""), (cpu_by_round, "_per_cpu_s")):
+                ratios = [round(rnd[v] / rnd[base_name], 3) for _, rnd in sorted(rounds.items())
+                          if v in rnd and base_name in rnd]
+                if ratios:
+                    out.setdefault(v, {})[name + suffix] = {
+                        "by_round": ratios, "median": round(statistics.median(ratios), 3)}
     return out
 
 

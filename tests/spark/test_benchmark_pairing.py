@@ -54,3 +54,19 @@ def test_a_failed_run_drops_its_round() -> None:
     assert paired["tidemark_native"]["vs_spark_native"] == {"by_round": [0.75, 1.1],
                                                             "median": 0.925}
     assert "vs_spark_native_tuned" not in paired["tidemark_native"]  # no such baseline ran
+
+
+def test_kafka_variants_pair_with_the_hand_written_kafka_query_on_wall_and_cpu() -> None:
+    bench = _bench()
+    runs = []
+    for n, speed in enumerate((100.0, 40.0)):
+        for variant, share, cpu in (("spark_native_kafka", 1.0, 20.0),
+                                    ("tidemark_native_kafka", 0.8, 15.0)):
+            r = _run(variant, n, speed * share)
+            r["events_per_cpu_s"] = cpu
+            runs.append(r)
+    paired = bench.paired_ratios(runs, ["spark_native_kafka", "tidemark_native_kafka"])
+    mine = paired["tidemark_native_kafka"]
+    assert mine["vs_spark_native_kafka"] == {"by_round": [0.8, 0.8], "median": 0.8}
+    assert mine["vs_spark_native_kafka_per_cpu_s"]["median"] == 0.75
+    assert "vs_spark_native" not in mine  # the file baseline did not run
