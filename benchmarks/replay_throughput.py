@@ -224,7 +224,7 @@ def run_case(case: str, engine_kind: str, n: int, n_keys: int, batch: int, key_k
     best = best_wall = None
     counts: dict[str, int] = {}
     repeats = repeats if engine_kind != "general" else 1
-    columnar = engine_kind == "vectorized" and not to_json and hasattr(cls, "ingest_columns")
+    columnar = hasattr(cls, "ingest_columns") and not to_json
     col_best = col_wall = float("inf")
     col_counts: dict[str, int] = {}
     for _ in range(repeats):

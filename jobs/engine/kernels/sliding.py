@@ -372,7 +372,7 @@ class SlidingKernelEngine(SlidingState):
             self._compact_late()
         if len(drop_idx) == 0:
             return None
-        o = np.lexsort((drop_start, drop_idx))
+        o = K.by_record(drop_idx, len(codes))  # (arrival, start) order
         idx = drop_idx[o]
         starts = drop_start[o]
         records: Any = (object_array(list(batch.records))[idx] if batch.records is not None
