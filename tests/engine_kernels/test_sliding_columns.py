@@ -25,7 +25,7 @@ from tests.engine_kernels.test_sliding_vs_engine import (
     units,
 )
 
-COLUMN_SETTINGS = settings(SETTINGS, max_examples=40)
+COLUMN_SETTINGS = settings(SETTINGS, max_examples=30)
 
 
 def _line(e: Any) -> str:
@@ -100,7 +100,7 @@ def test_columns_after_a_hand_over_are_the_general_engines(
     assert texts == expected
 
 
-@settings(SETTINGS, max_examples=15)
+@settings(SETTINGS, max_examples=10)
 @given(defn=sliding_definitions(), log=event_logs())
 def test_replay_file_writes_the_general_engines_lines(
     defn: Definition, log: list[dict[str, Any]]
