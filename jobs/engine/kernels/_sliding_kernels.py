@@ -492,3 +492,21 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
                     ofs[j, q] = vf[j, x]
                     oidx[j, q] = x
     return first_t, last_t, elements, cnt, osum, ofs, oisf, has, ot, oseq, oidx
+
+
+@njit(cache=True)
+def by_record(idx, n):
+    """The stable order of ``idx`` (record positions in ``[0, n)``) by record: a counting sort,
+    O(len(idx) + n). ``ingest_unit`` writes each record's late lines together, by ascending
+    start, so this puts them in (arrival, start) order."""
+    off = np.zeros(n + 1, dtype=np.int64)
+    for x in idx:
+        off[x + 1] += 1
+    for i in range(n):
+        off[i + 1] += off[i]
+    out = np.empty(len(idx), dtype=np.int64)
+    for k in range(len(idx)):
+        x = idx[k]
+        out[off[x]] = k
+        off[x] += 1
+    return out

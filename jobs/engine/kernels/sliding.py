@@ -13,8 +13,9 @@ Cost per record: a few binary searches plus its late lines; a window costs its c
 pane, never one step per record that joins it.
 
 Python work per unit: encoding keys and value columns, re-laying the held records (numpy
-gathers, O(held records)), one ``LateRecord`` per late line, one ``Pane`` and values dict per
-fired window.
+gathers, O(held records)); the output is columns (:class:`EmissionColumns`: the late lines, then
+the panes) built with numpy from the kernels' arrays, and the object API is those columns'
+``to_emissions()``.
 
 State snapshots *are* the general engine's (:meth:`SlidingKernelEngine.to_engine_state`); a
 state the arrays cannot hold (or an input batch they cannot: non-numeric values, ints beyond
@@ -47,55 +48,25 @@ from jobs.engine.kernels.sliding_arrays import (
     _clamp,
 )
 from jobs.engine.kernels.sliding_state import SlidingKernelState, SlidingState
-from jobs.engine.records import Emission, LateRecord, RecordBatch, make_pane
+from jobs.engine.records import Emission, RecordBatch
 from jobs.engine.state import EngineState
-from jobs.engine.vectorized.columns import _no_gc
+from jobs.engine.vectorized.aggregates import object_array
+from jobs.engine.vectorized.columns import ColumnarOutput, _value_dicts
+from jobs.engine.vectorized.emission_columns import (
+    TIMINGS,
+    EmissionColumns,
+    LateColumns,
+    PaneColumns,
+)
+from jobs.engine.vectorized.geometry import WM_INF, WM_NONE
 from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
 
 
-def _late_maker() -> Any:
-    """``LateRecord(...)`` without the frozen dataclass's per-field ``object.__setattr__``
-    (as ``jobs.engine.records.make_pane`` does for panes); an ordinary, equal ``LateRecord``."""
-    from dataclasses import fields
-
-    names = tuple(f.name for f in fields(LateRecord))
-    slots = [LateRecord.__dict__.get(n) for n in names]
-    if names != ("key", "event_time", "window_start", "window_end", "reason", "record",
-                 "type") or not all(type(d).__name__ == "member_descriptor" for d in slots):
-        return None  # pragma: no cover - LateRecord changed: use the constructor
-    s_key, s_t, s_ws, s_we, s_reason, s_rec, s_type = (d.__set__ for d in slots)  # type: ignore[union-attr]
-    new = object.__new__
-
-    def make_late(key: Any, event_time: int, window_start: int, window_end: int, reason: str,
-                  record: Any) -> LateRecord:
-        r = new(LateRecord)
-        s_key(r, key)
-        s_t(r, event_time)
-        s_ws(r, window_start)
-        s_we(r, window_end)
-        s_reason(r, reason)
-        s_rec(r, record)
-        s_type(r, "late")
-        return r
-
-    return make_late
-
-
-make_late = _late_maker() or LateRecord
-
-
-def _dicts(names: list[str], cols: list[list[Any]]) -> list[dict[str, Any]]:
-    """One ``values`` dict per pane (dict displays for one to three names: ~2x faster)."""
-    if len(names) == 1:
-        (a,), (ca,) = names, cols
-        return [{a: x} for x in ca]
-    if len(names) == 2:
-        (a, b), (ca, cb) = names, cols
-        return [{a: x, b: y} for x, y in zip(ca, cb, strict=True)]
-    if len(names) == 3:
-        (a, b, c), (ca, cb, cc) = names, cols
-        return [{a: x, b: y, c: z} for x, y, z in zip(ca, cb, cc, strict=True)]
-    return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
+def _or_none(mask: NDArray[np.bool_], values: NDArray[Any]) -> NDArray[Any]:
+    """An object array: ``values`` where ``mask``, else None."""
+    out = np.full(len(mask), None, dtype=object)
+    out[mask] = values[mask]
+    return out
 
 
 class SlidingKernelEngine(SlidingState):
@@ -129,20 +100,40 @@ class SlidingKernelEngine(SlidingState):
         arrival order, then the panes of the windows the unit's watermark advance expires."""
         if self.general is not None:
             return self.general.ingest(batch)
+        return self.ingest_columns(batch).to_emissions()
+
+    def advance_watermark(self, wm_ms: int) -> list[Emission]:
+        """Move the watermark to ``wm_ms`` (never back): ``source`` strategy, or a host that
+        drives the watermark (``watermark="external"``)."""
+        if self.general is not None:
+            return self.general.advance_watermark(wm_ms)
+        return self.advance_watermark_columns(wm_ms).to_emissions()
+
+    def end_of_input(self) -> list[Emission]:
+        """The watermark goes to +infinity: every window fires and closes."""
+        if self.general is not None:
+            return self.general.end_of_input()
+        return self.end_of_input_columns().to_emissions()
+
+    def ingest_columns(self, batch: RecordBatch) -> ColumnarOutput:
+        """:meth:`ingest` as columns (:class:`EmissionColumns`: the late lines, then the
+        panes), built from the kernels' arrays without an object per row."""
+        if self.general is not None:
+            return self._of_emissions(self.general.ingest(batch))
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
             self.processing_time = batch.processing_time
         n = len(batch)
         if n == 0:
-            return []
+            return self._output(None, None)
         try:
             cols = self._columns(batch, n)
             times = batch.event_times
             if int(times.min()) < -TIME_LIMIT or int(times.max()) > TIME_LIMIT:
                 raise Unsupported(f"event times beyond +-2**60 ms (key {batch.keys[0]!r})")
         except Unsupported as exc:
-            return self._hand_over(batch, str(exc))
+            return self._of_emissions(self._hand_over(batch, str(exc)))
         valid, vi, vf, isf, ref, objs = cols
         self.objs.extend(objs)
         codes = self.keys.encode(batch.keys)
@@ -191,7 +182,7 @@ class SlidingKernelEngine(SlidingState):
             self.born_next += nw
             np.add.at(self.key_nwin, win_key, 1)
             self.hn = K.push_windows(slots, win_start, size, self.hexp, self.hslot, self.hn)
-        out = self._late(batch, codes, drop_idx, drop_start, drop_reason, acc_idx, acc_start)
+        late = self._late(batch, codes, drop_idx, drop_start, drop_reason, acc_idx, acc_start)
         np.maximum.at(self.key_max_t, codes, times)
         tmax = int(times.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
@@ -199,16 +190,58 @@ class SlidingKernelEngine(SlidingState):
             cand = tmax - self._delay
             if self.wm is None or cand > self.wm:
                 self.wm = cand
-        out.extend(self._fire(np.unique(codes)))
+        panes = self._fire(np.unique(codes))
         if len(self.objs) > 65536:
             self._compact_objs()
-        return out
+        return self._output(late, panes)
+
+    def advance_watermark_columns(self, wm_ms: int) -> ColumnarOutput:
+        """:meth:`advance_watermark` as columns."""
+        if self.general is not None:
+            return self._of_emissions(self.general.advance_watermark(wm_ms))
+        if not (self._source or self.mode == "external"):
+            raise EngineError(
+                "advance_watermark: watermark.strategy is not 'source' and the engine computes "
+                "its own watermark (use Engine(..., watermark='external') to drive it)"
+            )
+        if self.ended or (self.wm is not None and wm_ms <= self.wm):
+            return self._output(None, None)
+        self.wm = int(wm_ms)
+        return self._output(None, self._fire(np.zeros(0, dtype=np.int64)))
+
+    def end_of_input_columns(self) -> ColumnarOutput:
+        """:meth:`end_of_input` as columns."""
+        if self.general is not None:
+            return self._of_emissions(self.general.end_of_input())
+        if self.ended:
+            return self._output(None, None)
+        self.ended = True
+        return self._output(None, self._fire(np.arange(len(self.keys), dtype=np.int64)))
 
     def _fire_watermark(self) -> list[Emission]:
-        return self._fire(np.zeros(0, dtype=np.int64))
+        return self._output(None, self._fire(np.zeros(0, dtype=np.int64))).to_emissions()
 
     def _fire_all(self) -> list[Emission]:
-        return self._fire(np.arange(len(self.keys), dtype=np.int64))
+        return self._output(
+            None, self._fire(np.arange(len(self.keys), dtype=np.int64))).to_emissions()
+
+    def _output(self, late: LateColumns | None, panes: PaneColumns | None) -> ColumnarOutput:
+        """One call's output: its late lines (they come before every pane it fires), then its
+        panes."""
+        if late is None:
+            late = LateColumns.empty(self.keys)
+        if panes is None:
+            panes = PaneColumns.empty(self._names, self.keys)
+        return ColumnarOutput([], EmissionColumns(panes, late,
+                                                  np.zeros(len(late), dtype=np.int64)))
+
+    def _of_emissions(self, out: list[Emission]) -> ColumnarOutput:
+        """The general engine's output (after a hand-over) as columns (objects in ``before``
+        if some have no columnar form)."""
+        try:
+            return ColumnarOutput([], EmissionColumns.of_emissions(out, self._names))
+        except ValueError:
+            return ColumnarOutput(list(out), EmissionColumns.of_emissions([], self._names))
 
     def open_windows(self) -> list[dict[str, Any]]:
         """Open windows as :meth:`jobs.engine.Engine.open_windows` reports them."""
@@ -222,7 +255,7 @@ class SlidingKernelEngine(SlidingState):
         order = sorted(range(len(slots)), key=lambda i: (kjs[k[i]], int(self.wstart[slots[i]])))
         slots = slots[order]
         vals = self._window_values(slots)
-        values = self._values(vals)
+        values = _value_dicts(self._names, [v.tolist() for v in self._value_columns(vals).values()])
         first_t, last_t, elements = (v.tolist() for v in vals[:3])
         out = []
         for i, w in enumerate(slots.tolist()):
@@ -320,11 +353,10 @@ class SlidingKernelEngine(SlidingState):
         self.rref = new
 
     def _late(self, batch: RecordBatch, codes: I64, drop_idx: I64, drop_start: I64,
-              drop_reason: NDArray[np.int8], acc_idx: I64, acc_start: I64) -> list[Emission]:
+              drop_reason: NDArray[np.int8], acc_idx: I64, acc_start: I64) -> LateColumns | None:
         """Late lines (arrival order, then window start) and late counts of one unit."""
         if len(drop_idx) == 0 and len(acc_idx) == 0:
-            return []
-        size = self._size
+            return None
         dcodes = codes[drop_idx]
         acodes = codes[acc_idx]
         np.add.at(self.late_drop, dcodes, 1)
@@ -339,28 +371,22 @@ class SlidingKernelEngine(SlidingState):
         if len(self.late_chunks) > 64:
             self._compact_late()
         if len(drop_idx) == 0:
-            return []
-        o = np.lexsort((drop_start, drop_idx))
+            return None
+        o = K.by_record(drop_idx, len(codes))  # (arrival, start) order
         idx = drop_idx[o]
         starts = drop_start[o]
-        kv = self.keys.values
-        records = batch.records
-        reasons = ("expired", "before_watermark")
-        keys = [kv[c] for c in codes[idx].tolist()]
-        recs: list[Any] = ([records[i] for i in idx.tolist()] if records is not None
-                           else [None] * len(idx))
-        why = [reasons[r] for r in drop_reason[o].tolist()]
-        with _no_gc():
-            return list(map(make_late, keys, batch.event_times[idx].tolist(), starts.tolist(),
-                            (starts + size).tolist(), why, recs))
+        records: Any = (object_array(list(batch.records))[idx] if batch.records is not None
+                        else [None] * len(idx))
+        return LateColumns(codes[idx], self.keys, batch.event_times[idx], starts,
+                           starts + self._size, drop_reason[o], records)
 
-    def _fire(self, touched: I64) -> list[Emission]:
+    def _fire(self, touched: I64) -> PaneColumns | None:
         """Pop the windows whose close or expiry the watermark reached; emit the expired ones
         by window end, key JSON, window start; forget the held records no window needs any
         more and the keys left with nothing (the general engine does both for the keys it
         visits: those of the unit and those whose windows it popped)."""
         if self.wm is None and not self.ended:
-            return []
+            return None
         wm = _clamp(self.wm) if self.wm is not None else 0
         visited = np.zeros(len(self.keys), dtype=np.bool_)
         visited[touched] = True
@@ -369,26 +395,14 @@ class SlidingKernelEngine(SlidingState):
             self.used, self.key_nwin, self.free, self.n_free, self.hexp, self.hslot, self.hn,
             visited,
         )
-        panes: list[Emission] = []
+        panes: PaneColumns | None = None
         if len(slots):
             k = self.wkey[slots]
             s = self.wstart[slots]
             order = np.lexsort((s, self.keys.json_rank()[k], s))
             slots = slots[order]
             vals = self._window_values(slots)
-            wm_out = None if self.ended else self.wm
-            now = self.processing_time
-            kv = self.keys.values
-            size = self._size
-            with _no_gc():
-                values = self._values(vals)
-                panes = [
-                    make_pane(kv[c], st, st + size, "ON_TIME", 0, True, True, False, v, now,
-                              wm_out, ft, lt)
-                    for c, st, ft, lt, v in zip(self.wkey[slots].tolist(),
-                                                self.wstart[slots].tolist(), vals[0].tolist(),
-                                                vals[1].tolist(), values, strict=True)
-                ]
+            panes = self._pane_columns(slots, vals)
         keys = np.flatnonzero(visited)
         K.prune(keys, self.kstart, self.kend, self.rt, wm, self.ended, self._size, self._al)
         gone = keys[(self.key_nwin[keys] == 0) & (self.kstart[keys] == self.kend[keys])
@@ -396,40 +410,62 @@ class SlidingKernelEngine(SlidingState):
         self.key_max_t[gone] = NO_TIME
         return panes
 
-    def _values(self, vals: tuple[Any, ...]) -> list[dict[str, Any]]:
-        """The ``values`` dict of each window (``aggregates.result``'s rules)."""
+    def _pane_columns(self, slots: I64, vals: tuple[Any, ...]) -> PaneColumns:
+        """The final panes of the windows in ``slots`` (already in emission order)."""
+        n = len(slots)
+        start = self.wstart[slots]
+        wm = WM_NONE if self.ended or self.wm is None else self.wm
+        if not WM_NONE <= wm < WM_INF:  # pragma: no cover - an external watermark beyond int64
+            raise EngineError(f"watermark {wm}: beyond the int64 range of pane columns")
+        ones = np.ones(n, dtype=np.bool_)
+        return PaneColumns(
+            key_codes=self.wkey[slots], key_table=self.keys, window_start=start,
+            window_end=start + self._size,
+            timing=np.full(n, TIMINGS.index("ON_TIME"), dtype=np.int8),
+            pane_index=np.zeros(n, dtype=np.int64), is_first=ones, is_last=ones,
+            retraction=np.zeros(n, dtype=np.bool_), values=self._value_columns(vals),
+            emitted_at=np.full(n, self.processing_time, dtype=np.int64),
+            watermark=np.full(n, wm, dtype=np.int64),
+            first_event_time=vals[0], last_event_time=vals[1],
+        )
+
+    def _value_columns(self, vals: tuple[Any, ...]) -> dict[str, NDArray[Any]]:
+        """Per aggregation, its value per window (``aggregates.result``'s rules): int64 or
+        float64 when every value has that type, else an object array of the Python values."""
         _, _, elements, cnt, osum, ofs, oisf, has, _, _, oidx = vals
-        cols: list[list[Any]] = []
-        for j, fn in enumerate(self._fns):
+        n = len(elements)
+        out: dict[str, NDArray[Any]] = {}
+        objs: NDArray[Any] | None = None
+        for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
             c = cnt[j]
             if fn == "count":
-                cols.append(c.tolist())
+                out[name] = c
                 continue
             if fn in ("first", "last"):
-                objs = self.objs
-                refs = np.where(has[j], self.rref[j, np.maximum(oidx[j], 0)], -1).tolist()
-                cols.append([objs[r] if r >= 0 else None for r in refs])
+                if not has[j].any():
+                    out[name] = np.full(n, None, dtype=object)
+                    continue
+                if objs is None:
+                    objs = object_array(self.objs)
+                out[name] = _or_none(has[j], objs[self.rref[j, np.maximum(oidx[j], 0)]])
                 continue
             isf = oisf[j]
             if fn == "mean":
                 num = np.where(isf, ofs[j], osum[j].astype(np.float64))
                 with np.errstate(divide="ignore", invalid="ignore"):
                     mean = num / c
-                cols.append([None if n == 0 else x
-                             for n, x in zip(c.tolist(), mean.tolist(), strict=True)])
+                empty = c == 0
+                out[name] = _or_none(~empty, mean.astype(object)) if empty.any() else mean
                 continue
-            if fn == "sum":
-                if isf.any():
-                    cols.append([f if b else i for i, f, b in zip(
-                        osum[j].tolist(), ofs[j].tolist(), isf.tolist(), strict=True)])
-                else:
-                    cols.append(osum[j].tolist())
-                continue
-            cols.append([(f if b else i) if h else None for h, b, i, f in zip(
-                has[j].tolist(), isf.tolist(), osum[j].tolist(), ofs[j].tolist(), strict=True)])
-        if not cols:
-            return [{} for _ in range(len(elements))]
-        return _dicts(self._names, cols)
+            full = bool(has[j].all()) if fn != "sum" else True
+            if not isf.any() and full:
+                out[name] = osum[j]
+            elif isf.all() and full:
+                out[name] = ofs[j]
+            else:
+                mixed = np.where(isf, ofs[j].astype(object), osum[j].astype(object))
+                out[name] = mixed if fn == "sum" else _or_none(has[j], mixed)
+        return out
 
     def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
         """Convert the state to the general engine's and let it run from now on (this batch
