@@ -39,6 +39,7 @@ from jobs.spark.engine_path.config import ARRIVAL, DEAD, STATE_NAME, HostConfig,
 from jobs.spark.engine_path.dead_letters import dead_letter_lines
 from jobs.spark.engine_path.engine_cache import cache_key, remember, take_cached
 from jobs.spark.engine_path.output import emission_frame
+from jobs.spark.engine_path.packing import unpack_frame
 from jobs.spark.engine_path.profiling import phase, task_profile
 from jobs.spark.engine_path.state_blob import blob_token, encode_state, restore_engine
 
@@ -169,8 +170,8 @@ class EngineProcessor(StatefulProcessor):
         cfg = self.cfg
         prof = self.prof
         with phase(prof, "input_frames"):
-            frame = pd.concat(list(rows), ignore_index=True)
-        # pyspark renames columns that start with "__" (to "_<position>"): go by position
+            frame = unpack_frame(rows, cfg.timezone)
+        # the unpacked frame's columns are numbered: name them by position
         frame.columns = list(cfg.input_columns)
         if cfg.order_columns:
             # the shuffle does not keep the batch's arrival order: restore it (files:
