@@ -501,7 +501,13 @@ def main() -> int:
     ap.add_argument("--out")
     ap.add_argument("--hdfs-url")
     ap.add_argument("--webhdfs-url")
+    ap.add_argument("--profile", help="directory: the engine path's Python workers write a "
+                    "cProfile and phase timers per task there (jobs/spark/engine_path/profiling.py)")
     args = ap.parse_args()
+    if args.profile:
+        from jobs.spark.engine_path.profiling import PROFILE_ENV
+
+        os.environ[PROFILE_ENV] = str(Path(args.profile).resolve())
     if args.child:
         work = Path(args.work) / args.child
         work.mkdir(parents=True, exist_ok=True)

@@ -42,7 +42,7 @@ class HostConfig:
     floats; they must reach the engine as ints, or a sum of ints would print as 5.0)."""
     source_columns: tuple[str, ...]
     input_columns: tuple[str, ...]
-    """Names of the operator's input columns, in order (bucket first)."""
+    """Names of the packed records' columns, in order (bucket first; ``packing``)."""
     checkpoint: str
     side_root: str
     arrival: bool

@@ -39,6 +39,8 @@ from jobs.spark.engine_path.config import ARRIVAL, DEAD, STATE_NAME, HostConfig,
 from jobs.spark.engine_path.dead_letters import dead_letter_lines
 from jobs.spark.engine_path.engine_cache import cache_key, remember, take_cached
 from jobs.spark.engine_path.output import emission_frame
+from jobs.spark.engine_path.packing import unpack_frame
+from jobs.spark.engine_path.profiling import phase, task_profile
 from jobs.spark.engine_path.state_blob import blob_token, encode_state, restore_engine
 
 if TYPE_CHECKING:
@@ -64,6 +66,7 @@ class EngineProcessor(StatefulProcessor):
             STATE_NAME, StructType([StructField("blob", BinaryType(), True)])
         )
         self.mode = engine_mode(self.cfg.defn)
+        self.prof = task_profile()
 
     # ------------------------------------------------------------ state
 
@@ -73,16 +76,20 @@ class EngineProcessor(StatefulProcessor):
         entry is taken out first, so a call that fails half way can never leave a
         half-updated engine behind for the next one."""
         cached = take_cached(cache_key(self.cfg.checkpoint, key))
-        if not self.state.exists():
-            return make_engine(self.cfg.defn, None, self.mode)
-        blob = self.state.get()[0]
+        with phase(self.prof, "state_get"):
+            if not self.state.exists():
+                return make_engine(self.cfg.defn, None, self.mode)
+            blob = self.state.get()[0]
         if cached is not None and cached[0] == blob_token(blob):
             return cached[1]
-        return restore_engine(self.cfg.defn, blob, self.mode)
+        with phase(self.prof, "state_restore"):
+            return restore_engine(self.cfg.defn, blob, self.mode)
 
     def _save(self, eng: WindowingEngine, key: Any) -> None:
-        blob, token = encode_state(eng.state)
-        self.state.update((blob,))
+        with phase(self.prof, "state_encode"):
+            blob, token = encode_state(eng.state)
+        with phase(self.prof, "state_update"):
+            self.state.update((blob,))
         if token is not None:
             remember(cache_key(self.cfg.checkpoint, key), token, eng)
 
@@ -137,16 +144,20 @@ class EngineProcessor(StatefulProcessor):
         from jobs.spark.sinks import engine_side_line
 
         ident = self.cfg.ident
-        panes = [e for e in emissions if type(e) is Pane]
-        if len(panes) != len(emissions):
-            for e in emissions:
-                if type(e) is not Pane:
-                    self._add_side(engine_side_line(ident, e.to_json()))
-        for c in eng.drain_late_counts():
-            self._add_side(engine_side_line(ident, {**c, "type": "late_count"}))
-        frame = emission_frame(panes, [])
+        prof = self.prof
+        with phase(prof, "side_lines"):
+            panes = [e for e in emissions if type(e) is Pane]
+            if len(panes) != len(emissions):
+                for e in emissions:
+                    if type(e) is not Pane:
+                        self._add_side(engine_side_line(ident, e.to_json()))
+            for c in eng.drain_late_counts():
+                self._add_side(engine_side_line(ident, {**c, "type": "late_count"}))
+        with phase(prof, "pane_rows"):
+            frame = emission_frame(panes, [])
         self._save(eng, key)
-        self._rearm(timer_values)
+        with phase(prof, "timers"):
+            self._rearm(timer_values)
         return frame
 
     def _add_side(self, kind_line: tuple[str, str] | None) -> None:
@@ -157,13 +168,17 @@ class EngineProcessor(StatefulProcessor):
         import pandas as pd
 
         cfg = self.cfg
-        frame = pd.concat(list(rows), ignore_index=True)
-        # pyspark renames columns that start with "__" (to "_<position>"): go by position
+        prof = self.prof
+        with phase(prof, "input_frames"):
+            frame = unpack_frame(rows, cfg.timezone)
+        # the unpacked frame's columns are numbered: name them by position
         frame.columns = list(cfg.input_columns)
         if cfg.order_columns:
             # the shuffle does not keep the batch's arrival order: restore it (files:
             # modification time, path, position; docs/semantics.md, "Spark")
-            frame = frame.sort_values(list(cfg.order_columns), kind="stable", ignore_index=True)
+            with phase(prof, "arrival_order"):
+                frame = frame.sort_values(list(cfg.order_columns), kind="stable",
+                                          ignore_index=True)
         if cfg.source_kinds is not None:  # dead letters are split off here, not by the gate
             if cfg.arrival:  # the gate's arrival mark: max over all records, dead too
                 a = frame[ARRIVAL].max()
@@ -177,17 +192,22 @@ class EngineProcessor(StatefulProcessor):
                 if frame.empty:  # nothing for the engine: state and timer untouched, as
                     return None  # if the gate had dropped them
         eng = self._load(key)
-        out = self._catch_up(eng, timer_values)
+        with phase(prof, "catch_up"):
+            out = self._catch_up(eng, timer_values)
         if cfg.arrival:
             pt = int(frame[ARRIVAL].max())
         else:
             pt = int(timer_values.getCurrentProcessingTimeInMs())
-        out.extend(eng.ingest(record_batch(frame, cfg, pt)))
+        with phase(prof, "record_batch"):
+            batch = record_batch(frame, cfg, pt)
+        with phase(prof, "ingest"):
+            out.extend(eng.ingest(batch))
         return self._finish(out, eng, key, timer_values)
 
     def _expired_timer(self, key: Any, timer_values: Any) -> pd.DataFrame | None:
         eng = self._load(key)
-        out = self._catch_up(eng, timer_values)
+        with phase(self.prof, "catch_up"):
+            out = self._catch_up(eng, timer_values)
         if not self.cfg.arrival:
             out.extend(eng.advance_processing_time(
                 int(timer_values.getCurrentProcessingTimeInMs())))
@@ -218,6 +238,8 @@ class EngineProcessor(StatefulProcessor):
         prop = ctx.getLocalProperty("streaming.sql.batchId") if ctx else None
         if ctx is None or prop is None:
             return
+        if self.prof is not None:
+            self.prof.write(int(prop), ctx.partitionId())
         kinds = ["late", "late_counts"]
         if self.cfg.source_kinds is not None:
             kinds.append("dead_letters")

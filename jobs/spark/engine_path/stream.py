@@ -11,6 +11,7 @@ from jobs.spark.engine_path.buckets import bucket_column
 from jobs.spark.engine_path.config import ARRIVAL, BUCKET, DEAD, HostConfig, TimeMode
 from jobs.spark.engine_path.dead_letters import dead_letter_column
 from jobs.spark.engine_path.output import OUTPUT_DDL
+from jobs.spark.engine_path.packing import PACKED, pack_by_bucket
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column
 from jobs.spark.plan import SHIFT_FLOOR
 
@@ -99,7 +100,10 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
         .select(bucket_column(gated.sparkSession, spec.checkpoint, spec.buckets).alias(BUCKET),
                 *keep)
     )
-    return stream.groupBy(BUCKET).transformWithStateInPandas(
+    bucket_type = stream.schema[BUCKET].dataType.simpleString()
+    # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``)
+    packed = stream.mapInArrow(pack_by_bucket, f"{BUCKET} {bucket_type}, {PACKED} binary")
+    return packed.groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=EngineProcessor(cfg),
         outputStructType=OUTPUT_DDL,
         outputMode="Append",
