@@ -248,9 +248,7 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
             e = last + self._gap
             order = np.lexsort((s, self.keys.json_rank()[k], e))
             slots, k, s, last, e = slots[order], k[order], s[order], last[order], e[order]
-            values = self._values(slots)
-            if self.side:
-                self._side_drop(slots)
+            values = self._values(slots, expired=True)
             wm_out = None if self.ended else self.wm
             now = self.processing_time
             kv = self.keys.values

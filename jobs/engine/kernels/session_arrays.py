@@ -257,11 +257,6 @@ class SessionArrays:
             entries.append(codes[m], times[m], seq0 + m, self.side_in[j][m])
         self.side_in = {}
 
-    def _side_drop(self, slots: I64) -> None:
-        """Forget the entries of expired sessions."""
-        for entries in self.side.values():
-            entries.drop(self.wkey[slots], self.first[slots], self.last[slots])
-
     def _compact_objs(self) -> None:
         """Drop first/last input values no open session refers to, when they are most of the
         list (it grows by every batch's values)."""
@@ -277,8 +272,9 @@ class SessionArrays:
         self.objs = [objs[r] for r in refs.tolist()]
         self.oref[live] = np.arange(n_live, dtype=np.int64)
 
-    def _values(self, slots: I64) -> list[dict[str, Any]]:
-        """The ``values`` dict of each session in ``slots`` (aggregates.result's rules)."""
+    def _values(self, slots: I64, expired: bool = False) -> list[dict[str, Any]]:
+        """The ``values`` dict of each session in ``slots`` (aggregates.result's rules);
+        ``expired``: the sessions' collect / count_distinct entries are dropped as read."""
         cols: list[list[Any]] = []
         for j, fn in enumerate(self._fns):
             cnt = self.cnt[j, slots]
@@ -287,7 +283,7 @@ class SessionArrays:
                 continue
             if fn in SIDE_FNS:
                 cols.append(self.side[j].values(self.wkey[slots], self.first[slots],
-                                                self.last[slots]))
+                                                self.last[slots], drop=expired))
                 continue
             isf = self.isf[j, slots]
             if fn in ("sum", "mean"):

@@ -89,19 +89,25 @@ class SideEntries:
         ends = np.cumsum(np.bincount(owner[idx], minlength=nq)).tolist()
         return idx, owner[idx], [0, *ends]
 
-    def values(self, wkey: I64, first: I64, last: I64) -> list[Any]:
-        """Each session's emitted value (``aggregates.result``)."""
+    def values(self, wkey: I64, first: I64, last: I64, drop: bool = False) -> list[Any]:
+        """Each session's emitted value (``aggregates.result``); ``drop``: then forget the
+        sessions' entries (they expired)."""
         nq = len(wkey)
         owner = self.locate(wkey, first, last)
+        out: list[Any]
         if self.fn == "count_distinct":
             sel = owner >= 0
             n_codes = max(len(self.table), 1)
             packed = pd.unique(owner[sel] * n_codes + self.code[sel])
             win = np.asarray(packed, dtype=np.int64) // n_codes
-            return np.bincount(win, minlength=nq).tolist()
-        idx, _, bounds = self._grouped(owner, nq)
-        vals = self.v[idx].tolist()
-        return [vals[bounds[i]: bounds[i + 1]] for i in range(nq)]
+            out = np.bincount(win, minlength=nq).tolist()
+        else:
+            idx, _, bounds = self._grouped(owner, nq)
+            vals = self.v[idx].tolist()
+            out = [vals[bounds[i]: bounds[i + 1]] for i in range(nq)]
+        if drop:
+            self._keep(owner < 0)
+        return out
 
     def engine_accs(self, wkey: I64, first: I64, last: I64) -> list[Any]:
         """Each session's accumulator as :mod:`jobs.engine.aggregates` holds it."""
@@ -120,7 +126,9 @@ class SideEntries:
 
     def drop(self, wkey: I64, first: I64, last: I64) -> None:
         """Forget the entries of these sessions (they expired)."""
-        keep = self.locate(wkey, first, last) < 0
+        self._keep(self.locate(wkey, first, last) < 0)
+
+    def _keep(self, keep: Any) -> None:
         if keep.all():
             return
         self.key, self.t, self.seq = self.key[keep], self.t[keep], self.seq[keep]
