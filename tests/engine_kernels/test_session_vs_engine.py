@@ -170,7 +170,8 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
         assert isinstance(make_engine(replace(base, trigger=trigger)), SessionKernelEngine)
     for other in (
         replace(base, watermark=Watermark(scope="key")),
-        replace(base, aggregations=(Aggregation("c", "collect", "x"),)),
+        replace(base, aggregations=(Aggregation("c", "collect", "x"),),
+                trigger=Trigger(emit="current")),
     ):
         assert type(make_engine(other)) is Engine
     tumbling = replace(base, window=Window("tumbling", size=10))

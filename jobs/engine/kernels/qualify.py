@@ -6,7 +6,8 @@ matter: the single pane is the cumulative one; session windows also take any tri
 count triggers run inside the kernel pass, their processing-time timers are an array the
 clock scans), an event-time watermark of global scope without idle advance (no per-record
 watermark), and aggregates whose accumulators are numbers or one input each (count, sum, min,
-max, mean, first, last). Anything else runs on the general engine.
+max, mean, first, last; for final sessions also collect and count_distinct). Anything else runs
+on the general engine.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from jobs.definition.windows import Session, Sliding, WindowKind, kind_class
 
 KERNEL_WINDOWS: tuple[type[WindowKind], ...] = (Session, Sliding)
 KERNEL_FNS = frozenset({"count", "sum", "min", "max", "mean", "first", "last"})
+SESSION_SIDE_FNS = frozenset({"collect", "count_distinct"})
+"""Also run by the session kernel engine with ``emit: final`` and a gap of at least 1 ms
+(entries beside the arrays, :mod:`.session_side`)."""
 
 
 def qualification_problems(defn: Definition) -> list[str]:
@@ -40,6 +44,9 @@ def qualification_problems(defn: Definition) -> list[str]:
     if kind is Sliding and (defn.window.size or 0) > 2**60:
         problems.append("window.size: beyond 2**60 ms")
     for a in defn.aggregations:
+        if a.fn in SESSION_SIDE_FNS and kind is Session and defn.trigger.emit == "final" and (
+                defn.window.gap or 0) >= 1:
+            continue
         if a.fn not in KERNEL_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine")
     return problems

@@ -146,6 +146,9 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
             self.ot, self.oseq, self.oref, status, out_start, out_end, self.key_nwin,
             self.hexp, self.hslot, self.hborn, self.hn,
         )
+        if self.side:
+            self._side_accept(codes, times, self.seq, valid,
+                              (status == K.JOINED) | (status == K.ACCEPTED_LATE))
         self.seq += n
         out: list[Emission] = self._late(batch, codes, status, out_start, out_end)
         return self._after_unit(codes, times, out)
@@ -245,7 +248,7 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
             e = last + self._gap
             order = np.lexsort((s, self.keys.json_rank()[k], e))
             slots, k, s, last, e = slots[order], k[order], s[order], last[order], e[order]
-            values = self._values(slots)
+            values = self._values(slots, expired=True)
             wm_out = None if self.ended else self.wm
             now = self.processing_time
             kv = self.keys.values

@@ -15,15 +15,18 @@ from numpy.typing import NDArray
 from jobs.definition.model import Definition
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _session_kernels as K
+from jobs.engine.kernels.session_side import SIDE_FNS, SideEntries
 from jobs.engine.records import RecordBatch
 from jobs.engine.vectorized.keys import KeyTable
-from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
+from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column, object_values
 
 I64 = NDArray[np.int64]
 WatermarkMode = Literal["internal", "external"]
 
 AGG_KINDS = {"count": K.COUNT, "sum": K.SUM, "mean": K.SUM, "min": K.MIN, "max": K.MAX,
-             "first": K.FIRST, "last": K.LAST}
+             "first": K.FIRST, "last": K.LAST, "collect": K.COUNT, "count_distinct": K.COUNT}
+"""``collect`` / ``count_distinct`` only count in the kernels; their values are
+:mod:`.session_side` entries."""
 ORDERED = ("first", "last")
 """Aggregates whose value is any input object: the arrays hold its order (event time, arrival
 sequence) and a reference into the engine's value list."""
@@ -36,6 +39,13 @@ WM_CLAMP = (-(2**62), 2**62 + 2**61)
 """A watermark outside this range compares with every window bound as its end does."""
 NO_TIME = np.iinfo(np.int64).min
 
+
+
+def _present(raw: Any, n: int) -> NDArray[np.bool_]:
+    """Which inputs are not null; a column of lists stays one value per record."""
+    if isinstance(raw, np.ndarray) and raw.dtype != object:
+        return null_mask(raw, n)
+    return np.asarray(object_values(raw, n) != None, dtype=np.bool_)  # noqa: E711
 
 
 class SessionArrays:
@@ -132,6 +142,10 @@ class SessionArrays:
         (``2 * born + 1``)."""
         self.objs: list[Any] = []
         """Input values of first/last aggregations, referenced by ``oref``."""
+        self.side = {j: SideEntries(fn) for j, fn in enumerate(self._fns) if fn in SIDE_FNS}
+        """The entries of each ``collect`` / ``count_distinct`` aggregation (by index)."""
+        self.side_in: dict[int, Any] = {}
+        """The last batch's input objects of those aggregations (set by ``_columns``)."""
 
     def _ensure_slots(self, need: int) -> None:
         """At least ``need`` free window slots (arrays grow by doubling)."""
@@ -198,6 +212,7 @@ class SessionArrays:
         visf = np.zeros((m, n), dtype=np.bool_)
         vref = np.zeros((m, n), dtype=np.int64)
         objs: list[Any] = []
+        side_in: dict[int, Any] = {}
         budget = 0
         for j, (name, fn, star) in enumerate(zip(self._names, self._fns, self._star,
                                                  strict=True)):
@@ -207,10 +222,14 @@ class SessionArrays:
             if raw is None:
                 raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
             if fn == "count":
-                valid[j] = null_mask(raw, n)
+                valid[j] = _present(raw, n)
+                continue
+            if fn in SIDE_FNS:
+                side_in[j] = obj = object_values(raw, n)  # lists stay values
+                valid[j] = obj != None  # noqa: E711 (elementwise)
                 continue
             if fn in ORDERED:
-                valid[j] = null_mask(raw, n)
+                valid[j] = _present(raw, n)
                 vref[j] = np.arange(n, dtype=np.int64) + len(self.objs) + len(objs)
                 objs.extend(raw.tolist() if isinstance(raw, np.ndarray) else raw)
                 continue
@@ -226,7 +245,17 @@ class SessionArrays:
         if self.int_budget + budget >= 2**62:
             raise Unsupported("integer sums could leave 64 bits")
         self.objs.extend(objs)  # nothing raised: the references are the engine's now
+        self.side_in = side_in
         return valid, vf, vi, visf, vref, budget
+
+    def _side_accept(self, codes: I64, times: I64, seq0: int, valid: NDArray[np.bool_],
+                     accepted: NDArray[np.bool_]) -> None:
+        """The unit's accepted non-null inputs of ``collect`` / ``count_distinct`` into their
+        entries (arrival order)."""
+        for j, entries in self.side.items():
+            m = np.flatnonzero(accepted & valid[j])
+            entries.append(codes[m], times[m], seq0 + m, self.side_in[j][m])
+        self.side_in = {}
 
     def _compact_objs(self) -> None:
         """Drop first/last input values no open session refers to, when they are most of the
@@ -243,13 +272,18 @@ class SessionArrays:
         self.objs = [objs[r] for r in refs.tolist()]
         self.oref[live] = np.arange(n_live, dtype=np.int64)
 
-    def _values(self, slots: I64) -> list[dict[str, Any]]:
-        """The ``values`` dict of each session in ``slots`` (aggregates.result's rules)."""
+    def _values(self, slots: I64, expired: bool = False) -> list[dict[str, Any]]:
+        """The ``values`` dict of each session in ``slots`` (aggregates.result's rules);
+        ``expired``: the sessions' collect / count_distinct entries are dropped as read."""
         cols: list[list[Any]] = []
         for j, fn in enumerate(self._fns):
             cnt = self.cnt[j, slots]
             if fn == "count":
                 cols.append(cnt.tolist())
+                continue
+            if fn in SIDE_FNS:
+                cols.append(self.side[j].values(self.wkey[slots], self.first[slots],
+                                                self.last[slots], drop=expired))
                 continue
             isf = self.isf[j, slots]
             if fn in ("sum", "mean"):

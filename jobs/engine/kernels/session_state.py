@@ -19,6 +19,8 @@ from jobs.engine.kernels.session_arrays import (
     TIME_LIMIT,
     SessionArrays,
 )
+from jobs.engine.kernels.session_side import SIDE_FNS
+from jobs.engine.kernels.session_side import representable as side_representable
 from jobs.engine.state import EngineState, KeyState, WindowState
 
 if TYPE_CHECKING:
@@ -39,6 +41,9 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
     slots = np.flatnonzero(eng.used)
     slots = slots[np.argsort(eng.born[slots], kind="stable")]
     by_key: dict[int, list[int]] = {}
+    side = {j: e.engine_accs(eng.wkey[slots], eng.first[slots], eng.last[slots])
+            for j, e in eng.side.items()}
+    pos = {w: i for i, w in enumerate(slots.tolist())}
     for w in slots.tolist():
         by_key.setdefault(int(eng.wkey[w]), []).append(w)
     for c in present.tolist():
@@ -52,7 +57,7 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
             close = last + eng._gap
             n = int(eng.elements[w])
             win = ks.windows[first] = WindowState(
-                start=first, end=close, close=close, accs=_accs(eng, w), first_t=first,
+                start=first, end=close, close=close, accs=_accs(eng, w, {j: a[pos[w]] for j, a in side.items()}), first_t=first,
                 last_t=last, elements=n, pending=n, emitted=0,
                 passed=eng.wm is not None and eng.wm >= close,
                 born_late=bool(eng.blate[w]),
@@ -70,10 +75,14 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
     return st
 
 
-def _accs(eng: SessionArrays, w: int) -> list[Any]:
-    """Window slot ``w``'s accumulators as :mod:`jobs.engine.aggregates` holds them."""
+def _accs(eng: SessionArrays, w: int, side: dict[int, Any]) -> list[Any]:
+    """Window slot ``w``'s accumulators as :mod:`jobs.engine.aggregates` holds them
+    (``side``: those of its collect / count_distinct entries)."""
     out: list[Any] = []
     for j, fn in enumerate(eng._fns):
+        if j in side:
+            out.append(side[j])
+            continue
         s: Any = float(eng.fsum[j, w]) if eng.isf[j, w] else int(eng.isum[j, w])
         if fn == "count":
             out.append(int(eng.cnt[j, w]))
@@ -136,6 +145,10 @@ def load_state(eng: SessionArrays, st: EngineState) -> None:
         eng.key_head[c] = slot
         eng.key_nwin[c] += 1
         for j, (fn, acc) in enumerate(zip(eng._fns, w.accs, strict=True)):
+            if j in eng.side:
+                _set_acc(eng, j, slot, "count", 0)  # the kernels' count is not read
+                eng.side[j].load(c, w.first_t, acc)
+                continue
             _set_acc(eng, j, slot, fn, acc)
             if fn in ("sum", "mean"):
                 s = acc if fn == "sum" else acc[0]
@@ -227,6 +240,8 @@ def _num_ok(v: Any) -> bool:
 
 
 def _representable(fn: str, acc: Any) -> bool:
+    if fn in SIDE_FNS:
+        return side_representable(fn, acc)
     if fn == "count":
         return type(acc) is int
     if fn == "sum":
