@@ -30,10 +30,12 @@ The settings file (every key optional)::
 :class:`Settings`; every other setting (:data:`OTHER_SETTINGS`) is checked for its type here
 and handed, as text under its variable's name (:attr:`Settings.values`), to the module that
 owns its meaning (the supervisor's policy, log rotation, the UI's sessions, ...), which parses
-it exactly as it parses the variable. Five variables are not settings: ``TIDEMARK_JOB``,
+it exactly as it parses the variable. Six variables are not settings: ``TIDEMARK_JOB``,
 ``TIDEMARK_VERSION`` and ``TIDEMARK_LAUNCHED`` are written by the launcher into a job's
-environment, ``TIDEMARK_DEMO_KAFKA`` by ``make demo`` (its broker's address), and ``TIDEMARK_JAR_CACHE`` is read by ``make install``'s bundle fetch
-(``jobs.jvmdeps``, below this module).
+environment, ``TIDEMARK_DEMO_KAFKA`` by ``make demo`` (its broker's address),
+``TIDEMARK_JAR_CACHE`` is read by ``make install``'s bundle fetch (``jobs.jvmdeps``, below this
+module), and ``TIDEMARK_ENGINE_PROFILE`` by the engine path's Python workers when the Spark
+benchmark profiles them (``jobs.spark.engine_path.profiling``).
 """
 
 from __future__ import annotations
@@ -81,6 +83,9 @@ VARIABLES: dict[str, str] = {
                         "(jobs/spark/cds.py)",
     "TIDEMARK_GATE": "python: the native path uses the Python gate (jobs/spark/jvm.py)",
     "TIDEMARK_JAR_CACHE": "where make install puts JVM bundles (jobs/jvmdeps)",
+    "TIDEMARK_ENGINE_PROFILE": "benchmark only: a directory where the engine path's workers "
+                               "write per-task CPU profiles "
+                               "(jobs/spark/engine_path/profiling.py)",
     "TIDEMARK_JOB_COMMAND": "how the supervisor launches a job, JSON list "
                             "(jobs/lifecycle/policy.py)",
     "TIDEMARK_HEARTBEAT_TIMEOUT_MS": "supervisor: heartbeat timeout (jobs/lifecycle/policy.py)",
