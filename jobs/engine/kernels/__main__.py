@@ -1,5 +1,5 @@
-"""``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final and
-triggered; sliding windows; triggered fixed windows) into numba's cache (``make
+"""``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final,
+triggered and with processing-time timers; sliding windows; triggered fixed windows) into numba's cache (``make
 install`` runs it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
@@ -45,8 +45,22 @@ def warm() -> int:
             n += len(seng.ingest(RecordBatch(keys=["a"], event_times=np.array([20]),
                                              columns={"s": values[:1]}, processing_time=2)))
             n += len(seng.end_of_input())
+    for mode in ("accumulating", "retracting"):  # processing-time timers on sessions
+        timed = replace(defn, accumulation=mode, trigger=Trigger(
+            emit="custom", early=EarlyTrigger("after", duration=10),
+            late=LateTrigger("after", duration=10)))
+        for values in ([1, 2], [1.5, 2.5]):
+            ceng = SessionKernelEngine(timed)
+            n += len(ceng.ingest(RecordBatch(keys=["a", "a"], event_times=np.array([1, 30]),
+                                             columns={"s": values}, processing_time=1)))
+            n += len(ceng.advance_processing_time(20))
+            n += len(ceng.ingest(RecordBatch(keys=["a"], event_times=np.array([15]),
+                                             columns={"s": values[:1]}, processing_time=25)))
+            n += len(ceng.advance_processing_time(50))
+            n += len(ceng.end_of_input())
     for aggs in ((Aggregation("n", "count"), Aggregation("s", "sum", "x")),
-                 (Aggregation("lo", "min", "x"), Aggregation("f", "first", "x"))):
+                 (Aggregation("lo", "min", "x"), Aggregation("f", "first", "x")),
+                 (Aggregation("n", "count"),)):
         sliding = Definition(
             name="warm", key="k", event_time="t", window=Window("sliding", size=10),
             aggregations=aggs, trigger=Trigger(emit="final"),
