@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from jobs.definition.model import (
+    Accumulation,
     Aggregation,
     Definition,
     EarlyTrigger,
@@ -45,8 +46,9 @@ def warm() -> int:
             n += len(seng.ingest(RecordBatch(keys=["a"], event_times=np.array([20]),
                                              columns={"s": values[:1]}, processing_time=2)))
             n += len(seng.end_of_input())
-    for mode in ("accumulating", "retracting"):  # processing-time timers on sessions
-        timed = replace(defn, accumulation=mode, trigger=Trigger(
+    timed_modes: tuple[Accumulation, ...] = ("accumulating", "retracting")
+    for timed_mode in timed_modes:  # processing-time timers on sessions
+        timed = replace(defn, accumulation=timed_mode, trigger=Trigger(
             emit="custom", early=EarlyTrigger("after", duration=10),
             late=LateTrigger("after", duration=10)))
         for values in ([1, 2], [1.5, 2.5]):
