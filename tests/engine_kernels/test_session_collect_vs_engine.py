@@ -19,7 +19,7 @@ from jobs.engine.arrival import Arrival
 from jobs.engine.kernels import SessionKernelEngine, qualifies
 from jobs.replay import replay_lines
 from tests.engine_kernels.strategies import KEYS, session_definitions
-from tests.engine_kernels.test_session_vs_engine import _run, units
+from tests.engine_kernels.test_session_vs_engine import _run, check_general_state_resumes, units
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -93,17 +93,7 @@ def test_state_and_observations_match_after_every_unit(
 def test_a_general_engine_state_resumes_on_the_kernel_engine(
     defn: Definition, us: list[Any], data: st.DataObject
 ) -> None:
-    from tests.engine_kernels.test_session_vs_engine import _batch
-
-    cut = data.draw(st.integers(0, len(us)))
-    g = Engine(defn)
-    for u in us[:cut]:
-        g.ingest(_batch(defn, u))
-    resumed = make_engine(defn, state=g.state.snapshot())
-    assert isinstance(resumed, SessionKernelEngine) and resumed.general is None
-    k_out, k_seen = _run(resumed, defn, us[cut:], False, None, None)
-    g_out, g_seen = _run(g, defn, us[cut:], False, None, None)
-    assert k_out == g_out and k_seen == g_seen
+    check_general_state_resumes(defn, us, data.draw(st.integers(0, len(us))))
 
 
 def test_a_bridging_record_merges_the_lists_in_event_time_order() -> None:

@@ -33,7 +33,7 @@ from tests.engine_kernels.test_session_vs_engine import (
     _batch,
     _lines,
     _observe,
-    _run,
+    check_general_state_resumes,
     units,
 )
 
@@ -122,15 +122,7 @@ def test_state_and_observations_match_after_every_unit(
 def test_a_general_engine_state_with_timers_resumes_on_the_kernel_engine(
     defn: Definition, us: list[Unit], data: st.DataObject
 ) -> None:
-    cut = data.draw(st.integers(0, len(us)))
-    g = Engine(defn)
-    for u in us[:cut]:
-        g.ingest(_batch(defn, u))
-    resumed = make_engine(defn, state=g.state.snapshot())
-    assert isinstance(resumed, SessionKernelEngine) and resumed.general is None
-    k_out, k_seen = _run(resumed, defn, us[cut:], False, None, None)
-    g_out, g_seen = _run(g, defn, us[cut:], False, None, None)
-    assert k_out == g_out and k_seen == g_seen
+    check_general_state_resumes(defn, us, data.draw(st.integers(0, len(us))))
 
 
 def _early_after(accumulation: Any) -> Definition:

@@ -36,6 +36,7 @@ from tests.engine_kernels.test_session_vs_engine import (
     _batch,
     _lines,
     _run,
+    check_general_state_resumes,
     units,
 )
 
@@ -74,15 +75,7 @@ def test_a_general_engine_state_resumes_on_the_kernel_engine(
     defn: Definition, us: list[Unit], data: st.DataObject
 ) -> None:
     """Mid-stream general state: emitted panes, pending counts, panes to retract."""
-    cut = data.draw(st.integers(0, len(us)))
-    g = Engine(defn)
-    for u in us[:cut]:
-        g.ingest(_batch(defn, u))
-    resumed = make_engine(defn, state=g.state.snapshot())
-    assert isinstance(resumed, SessionKernelEngine) and resumed.general is None
-    k_out, k_seen = _run(resumed, defn, us[cut:], False, None, None)
-    g_out, g_seen = _run(g, defn, us[cut:], False, None, None)
-    assert k_out == g_out and k_seen == g_seen
+    check_general_state_resumes(defn, us, data.draw(st.integers(0, len(us))))
 
 
 @SETTINGS

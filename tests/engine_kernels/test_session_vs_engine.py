@@ -123,7 +123,13 @@ def test_state_and_observations_match_after_every_unit(
 def test_a_general_engine_state_resumes_on_the_kernel_engine(
     defn: Definition, us: list[Unit], data: st.DataObject
 ) -> None:
-    cut = data.draw(st.integers(0, len(us)))
+    check_general_state_resumes(defn, us, data.draw(st.integers(0, len(us))))
+
+
+def check_general_state_resumes(defn: Definition, us: list[Any], cut: int) -> None:
+    """The general engine's state after ``us[:cut]`` resumes on the kernel engine (picked by
+    ``make_engine``, on its own arrays): the rest gives the general engine's output and
+    observations."""
     g = Engine(defn)
     for u in us[:cut]:
         g.ingest(_batch(defn, u))
