@@ -6,36 +6,17 @@ global windows, odd keys) is turned into columns call by call, then into objects
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from jobs.definition import load_definition
 from jobs.definition.model import Definition
 from jobs.engine.records import LateRecord, Pane
 from jobs.engine.vectorized.emission_columns import EmissionColumns
 from jobs.replay import _replay_chunks
+from tests.engine_vectorized.transcripts import transcripts
 
-ROOT = Path(__file__).resolve().parents[1] / "transcripts"
-
-
-def _transcripts() -> list[tuple[str, Definition, dict[str, Any]]]:
-    out = []
-    for f in sorted(ROOT.glob("**/*.yaml")):
-        doc = yaml.safe_load(f.read_text())
-        if not isinstance(doc, dict) or "definition" not in doc:
-            continue
-        try:
-            defn = load_definition({"name": "transcript", **doc["definition"]})
-        except Exception:  # transcripts about invalid definitions
-            continue
-        out.append((str(f.relative_to(ROOT)), defn, doc))
-    return out
-
-
-CASES = _transcripts()
+CASES = transcripts()
 
 
 def _line(e: Any) -> str:

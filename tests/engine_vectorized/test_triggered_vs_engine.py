@@ -10,11 +10,9 @@ replay in every arrival mode."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +35,7 @@ from jobs.replay import replay_lines
 from tests.engine_vectorized.strategies import Instant, definitions, instants, record_of
 from tests.engine_vectorized.test_vs_engine import observe, odd_instants
 from tests.engine_vectorized.test_vs_reference import batch_of, canon
+from tests.engine_vectorized.transcripts import transcripts
 
 COUNTS = st.integers(1, 3)
 DURATIONS = st.integers(1, 80)
@@ -271,22 +270,8 @@ def test_replay_in_every_arrival_mode_equals_general(
     assert canon(auto) == canon(general)
 
 
-ROOT = Path(__file__).resolve().parents[1] / "transcripts"
-
-
 def _qualifying_transcripts() -> list[tuple[str, Definition, dict[str, Any]]]:
-    out = []
-    for f in sorted(ROOT.glob("**/*.yaml")):
-        doc = yaml.safe_load(f.read_text())
-        if not isinstance(doc, dict) or "definition" not in doc:
-            continue
-        try:
-            defn = load_definition({"name": "transcript", **doc["definition"]})
-        except Exception:  # transcripts about invalid definitions
-            continue
-        if qualifies_triggered(defn):
-            out.append((str(f.relative_to(ROOT)), defn, doc))
-    return out
+    return transcripts(qualifies_triggered)
 
 
 TRANSCRIPTS = _qualifying_transcripts()
