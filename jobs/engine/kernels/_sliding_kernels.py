@@ -284,17 +284,11 @@ def ingest_unit(
             drop_reason[:n_drop], acc_idx[:n_acc], acc_start[:n_acc])
 
 
-# The deadline queue is a 4-ary min-heap of (deadline, slot) in two parallel arrays: half the
-# levels of a binary heap, and a node's four children share a cache line, so a pop touches ~10
-# lines of a million-entry heap instead of ~20.
-ARITY = 4
-
-
 @njit(cache=True)
 def heap_push(hexp, hslot, hn, exp, slot):
     i = hn
     while i > 0:
-        parent = (i - 1) // ARITY
+        parent = (i - 1) // 2
         if hexp[parent] <= exp:
             break
         hexp[i], hslot[i] = hexp[parent], hslot[parent]
@@ -303,31 +297,23 @@ def heap_push(hexp, hslot, hn, exp, slot):
     return hn + 1
 
 
-@njit(cache=True, inline="always")
-def _sift_down(hexp, hslot, hn, exp, slot):
-    """Put (exp, slot) at the root of the heap ``[0, hn)`` whose root is vacant."""
-    i = 0
-    while True:
-        c = ARITY * i + 1
-        if c >= hn:
-            break
-        e = c + ARITY if c + ARITY < hn else hn
-        b = c
-        for k in range(c + 1, e):
-            if hexp[k] < hexp[b]:
-                b = k
-        if hexp[b] >= exp:
-            break
-        hexp[i], hslot[i] = hexp[b], hslot[b]
-        i = b
-    hexp[i], hslot[i] = exp, slot
-
-
 @njit(cache=True)
 def _heap_pop(hexp, hslot, hn):
     hn -= 1
+    exp, slot = hexp[hn], hslot[hn]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= hn:
+            break
+        if c + 1 < hn and hexp[c + 1] < hexp[c]:
+            c += 1
+        if hexp[c] >= exp:
+            break
+        hexp[i], hslot[i] = hexp[c], hslot[c]
+        i = c
     if hn > 0:
-        _sift_down(hexp, hslot, hn, hexp[hn], hslot[hn])
+        hexp[i], hslot[i] = exp, slot
     return hn
 
 
@@ -345,23 +331,21 @@ def pop_due(wm, ended, size, al, wstart, wkey, wpassed, used, key_nwin, free, n_
     """The general engine's deadline heap: a window is due at its close (it passes: it then
     waits for close + allowed lateness) and at its expiry (it fires and is freed). Marks the
     keys of every window popped in ``visited``; returns ``(expired slots, n_free, hn)`` (their
-    data stays until the slot is reused). A window that passes without expiring takes the
-    root's place again at its expiry (one sift instead of a pop and a push)."""
+    data stays until the slot is reused)."""
     out = np.empty(16, dtype=np.int64)
     m = 0
     while hn > 0 and (ended or hexp[0] <= wm):
         w = hslot[0]
+        hn = _heap_pop(hexp, hslot, hn)
         if not used[w]:
-            hn = _heap_pop(hexp, hslot, hn)
             continue
         visited[wkey[w]] = True
         close = wstart[w] + size + 1
         if not wpassed[w]:
             wpassed[w] = True
             if not ended and close + al > wm:
-                _sift_down(hexp, hslot, hn, close + al, w)
+                hn = heap_push(hexp, hslot, hn, close + al, w)
                 continue
-        hn = _heap_pop(hexp, hslot, hn)
         if m == len(out):
             out = _grow(out, m)
         out[m] = w
