@@ -56,12 +56,13 @@ def test_qualifying_definitions_and_the_reasons_others_do_not() -> None:
     assert qualifies(defn(Window("global"), lateness_basis="event"))
     assert not qualifies(defn(Window("session", gap=5)))
     assert not qualifies(defn(Window("sliding", size=5)))
-    assert not qualifies(defn(Window("tumbling", size=10), event_time="processing"))
+    # the processing clock: event time is the unit's processing time, the watermark the clock
+    assert qualifies(defn(Window("tumbling", size=10), event_time="processing"))
     assert qualifies(defn(Window("tumbling", size=10), watermark=Watermark(idle_advance=True)))
+    # per-key idle advance: runnable (each key's own base), picked no more than scope: key is
     idle_keyed = defn(Window("tumbling", size=10),
                       watermark=Watermark(idle_advance=True, scope="key"))
-    assert qualification_problems(idle_keyed) == [
-        "watermark.idle_advance: not vectorized with scope: key"]
+    assert not qualifies(idle_keyed) and qualification_problems(idle_keyed) == []
     assert not qualifies(defn(Window("tumbling", size=10), watermark=Watermark(strategy="source")))
     custom = Trigger(emit="custom", early=EarlyTrigger("count", count=2))
     problems = qualification_problems(defn(

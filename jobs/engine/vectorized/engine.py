@@ -82,7 +82,12 @@ class VectorizedEngine:
         self.defn = defn
         self.mode: WatermarkMode = watermark
         self.geo = Geometry.of(defn)
-        self.key_scope = defn.watermark.scope == "key" and watermark == "internal"
+        self.clock = defn.uses_processing_time
+        """``event_time: processing``: every record's event time is the unit's processing
+        time and (internal mode) the watermark is the processing clock; no bounded watermark,
+        so no per-key watermark and no idle advance (as the general engine)."""
+        self.key_scope = (defn.watermark.scope == "key" and watermark == "internal"
+                          and not self.clock)
         self.delay = defn.watermark.delay
         self.keys = KeyTable()
         self.key_max_t = np.zeros(0, dtype=np.int64)
@@ -91,10 +96,14 @@ class VectorizedEngine:
         self.wm = WM_NONE
         self.seq = 0
         self.processing_time = 0
-        self.idle = defn.watermark.idle_advance
+        self.idle = defn.watermark.idle_advance and not self.clock
         self.idle_base: int | None = None
         """``watermark.idle_advance``: the watermark is ``idle_base + (now - idle_base_pt)``."""
         self.idle_base_pt: int | None = None
+        self.key_idle_base = np.zeros(0, dtype=np.int64)
+        """``scope: key`` with idle advance: each key's base (``WM_NONE``: none yet); the
+        key's watermark is ``base + (now - key_idle_pt)``."""
+        self.key_idle_pt = np.zeros(0, dtype=np.int64)
         self.ended = False
         self.store: SliceStore | DenseStore = (
             DenseStore(self.geo, make_aggs(defn))
@@ -198,6 +207,20 @@ class VectorizedEngine:
         if self.ended or now_ms <= self.processing_time:
             return []
         self.processing_time = now_ms
+        if self.clock:  # the processing clock is the watermark (internal mode)
+            if self.mode != "internal" or (self.wm != WM_NONE and now_ms <= self.wm):
+                return []
+            old = self.wm
+            self.wm = now_ms
+            return [*fire(self, old, self.wm).to_panes()]
+        if self.key_scope:
+            has = self.key_idle_base != WM_NONE
+            if not has.any():
+                return []
+            old_k = self.key_wm.copy()
+            self.key_wm = np.where(has, self.key_idle_base + (now_ms - self.key_idle_pt),
+                                   self.key_wm)
+            return [*fire(self, old_k, self.key_wm).to_panes()]
         if self.idle_base is None or self.idle_base_pt is None:
             return []
         old = self.wm
@@ -237,7 +260,7 @@ class VectorizedEngine:
                 batch, "watermark.scope: key with several records in one arrival unit"))
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
-        t = batch.event_times
+        t = np.full(n, self.processing_time, dtype=np.int64) if self.clock else batch.event_times
         if self.key_scope:
             wm_b: I64 | int = self.key_wm[codes]
         else:
@@ -254,12 +277,17 @@ class VectorizedEngine:
         np.maximum.at(self.key_max_t, codes, t)
         tmax = int(t.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
-        if self.mode == "external":
+        if self.mode == "external" or self.clock:
+            # the host's watermark, or the clock's: records never move it
             return ColumnarOutput(out, self._no_panes())
         if self.key_scope:
             old = self.key_wm.copy()
             if self.wm != WM_INF:
                 self.key_wm = np.maximum(self.key_wm, self.key_max_t - self.delay)
+                if self.idle:  # a candidate ahead of the key's watermark becomes its base
+                    moved = self.key_wm != old
+                    self.key_idle_base[moved] = self.key_wm[moved]
+                    self.key_idle_pt[moved] = self.processing_time
             return ColumnarOutput(out, fire(self, old, self.key_wm))
         old_wm = self.wm
         candidate = self.max_t - self.delay
@@ -366,6 +394,12 @@ class VectorizedEngine:
             self.key_wm = np.concatenate([self.key_wm, np.full(extra, start_wm, dtype=np.int64)])
             self.key_max_t = np.concatenate(
                 [self.key_max_t, np.full(extra, WM_NONE, dtype=np.int64)]
+            )
+            self.key_idle_base = np.concatenate(
+                [self.key_idle_base, np.full(extra, WM_NONE, dtype=np.int64)]
+            )
+            self.key_idle_pt = np.concatenate(
+                [self.key_idle_pt, np.zeros(extra, dtype=np.int64)]
             )
 
     def _columns(self, batch: RecordBatch, n: int) -> dict[str, Column | None]:
