@@ -141,3 +141,26 @@ def test_each_key_moves_with_the_clock_from_its_own_base() -> None:
         seen.append([p.to_json() for p in out])
     assert seen[0] == seen[1] and [p["key"] for p in seen[0]] == ["a"]
     assert eng.general is None  # ran on the arrays throughout
+
+
+@st.composite
+def key_definitions(draw: st.DrawFn) -> Definition:
+    base = draw(definitions())
+    wm = dataclasses.replace(base.watermark, idle_advance=draw(st.booleans()), scope="key")
+    return dataclasses.replace(base, watermark=wm)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=key_definitions(), insts=instants(), data=st.data())
+def test_key_scope_units_of_several_records_match_general_engine(
+    defn: Definition, insts: list[Instant], data: st.DataObject
+) -> None:
+    """Within a unit a key's records move its watermark one at a time: late lines and the
+    panes each record fires interleave in arrival order, each pane with its record's
+    watermark; no hand-over."""
+    assert qualifies(defn)
+    ticks = _ticks(data, len(insts))
+    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
+    v = run(defn, insts, ticks, restore_at, vectorized=True)
+    g = run(defn, insts, ticks, None, vectorized=False)
+    assert v == g

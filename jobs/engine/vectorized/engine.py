@@ -1,15 +1,16 @@
 """VectorizedEngine: the general engine's API and output, on columnar numpy state.
 
 Only definitions accepted by :func:`jobs.engine.vectorized.qualify.qualifies` are run here:
-fixed (tumbling / hopping) or global windows, ``emit: final``, a bounded event-time watermark
-without idle advance. For those, a window emits exactly one pane, at its expiry, holding every
+fixed (tumbling / hopping) or global windows, ``emit: final``, a bounded watermark (global
+or per key, with or without idle advance) or the processing clock. For those, a window emits exactly one pane, at its expiry, holding every
 record accepted into it, which is what makes the columnar shortcut exact: no per-window timers,
 no pane history, nothing to retract.
 
 Per ingest call (one arrival instant, docs/architecture.md): records are judged against the
 watermark as it stood before the call, accepted records are folded into their slices, the
 watermark advances, and every window whose expiry the advance crosses is emitted; slices no
-window needs any more are dropped.
+window needs any more are dropped. Under ``scope: key`` each record meets its key's watermark as the
+unit's earlier records of the key moved it (``key_units``).
 
 Output: ``ingest_columns`` / ``advance_watermark_columns`` / ``end_of_input_columns`` return the
 fired windows as columns (:class:`~jobs.engine.vectorized.columns.FinalPanes`, late records as
@@ -36,6 +37,7 @@ from jobs.engine.vectorized.dense import DenseStore, dense_eligible
 from jobs.engine.vectorized.firing import fire
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.judge import judge
+from jobs.engine.vectorized.key_units import KeyUnit, plan_unit, raise_and_fire
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.qualify import OBJECT_FNS, qualification_problems
 from jobs.engine.vectorized.snapshot import VectorizedState, load_snapshot, snapshot_data
@@ -251,22 +253,24 @@ class VectorizedEngine:
             cols = self._columns(batch, n)  # checked before any state changes
         except Unsupported as exc:
             return self._columnar(out + self._hand_over(batch, str(exc)))
-        if self.key_scope and self.mode == "internal" and n > 1:
-            # each record moves its key's watermark and fires before the next one is judged
-            # (docs/semantics.md, "Arrival model"); the arrays judge a whole unit at once, so
-            # the general engine takes over (a vectorized store of a key-scope job, written
-            # before this model, keeps loading and hands over here)
-            return self._columnar(out + self._hand_over(
-                batch, "watermark.scope: key with several records in one arrival unit"))
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
         t = np.full(n, self.processing_time, dtype=np.int64) if self.clock else batch.event_times
-        if self.key_scope:
-            wm_b: I64 | int = self.key_wm[codes]
+        unit: KeyUnit | None = None
+        if self.key_scope and n > 1:
+            # each record meets its key's watermark as the key's earlier records of the
+            # unit moved it (docs/semantics.md, "Arrival model"): a per-key running maximum
+            unit = plan_unit(self, codes, t)
+            wm_b: I64 | int = unit.before
+        elif self.key_scope:
+            wm_b = self.key_wm[codes]
         else:
             wm_b = self.wm
         sl = self.geo.slice_of(t)
-        accept = judge(self, codes, t, sl, wm_b, batch, out)
+        lines: list[Emission] = []
+        owners: list[int] = []
+        accept = judge(self, codes, t, sl, wm_b, batch, lines if unit is not None else out,
+                       owners if unit is not None else None)
         seq = np.arange(self.seq, self.seq + n, dtype=np.int64)
         self.seq += n
         if accept is None or accept.all():
@@ -280,6 +284,8 @@ class VectorizedEngine:
         if self.mode == "external" or self.clock:
             # the host's watermark, or the clock's: records never move it
             return ColumnarOutput(out, self._no_panes())
+        if unit is not None:
+            return raise_and_fire(self, unit, codes, lines, owners, out)
         if self.key_scope:
             old = self.key_wm.copy()
             if self.wm != WM_INF:

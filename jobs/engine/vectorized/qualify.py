@@ -38,10 +38,6 @@ def qualification_problems(defn: Definition) -> list[str]:
 
 def qualifies(defn: Definition) -> bool:
     """Whether ``make_engine`` picks the fast path: it can run ``defn`` and its result cannot
-    differ from the general engine's in any unit. Under ``scope: key`` it can run (a state it
-    wrote keeps loading) but hands over to the general engine at the first unit of more than
-    one record, so it is not picked. The processing clock has no per-key watermark (every
-    key's watermark is the clock), so there ``scope: key`` is picked."""
-    return not qualification_problems(defn) and (
-        defn.watermark.scope != "key" or defn.uses_processing_time
-    )
+    differ from the general engine's in any unit (under ``scope: key`` too: a unit's records
+    meet their key's watermark one at a time, ``jobs.engine.vectorized.key_units``)."""
+    return not qualification_problems(defn)
