@@ -164,3 +164,26 @@ def test_key_scope_units_of_several_records_match_general_engine(
     v = run(defn, insts, ticks, restore_at, vectorized=True)
     g = run(defn, insts, ticks, None, vectorized=False)
     assert v == g
+
+
+def test_a_hand_over_keeps_each_keys_idle_base() -> None:
+    """Input the arrays cannot hold (a string for ``max``) converts the state: each key's
+    idle base and its time go with it, so the clock goes on moving every key as before."""
+    defn = load_definition({
+        "name": "keyed_idle", "key": "k", "event_time": "t",
+        "watermark": {"strategy": "bounded", "delay": 0, "scope": "key", "idle_advance": True},
+        "window": {"type": "tumbling", "size": 10},
+        "aggregations": [{"name": "hi", "fn": "max", "of": "x"}],
+    })
+    eng, ref = VectorizedEngine(defn), Engine(defn)
+    seen = []
+    for e in (eng, ref):
+        out = e.ingest(batch_of(defn, Instant(1000, [("a", 3, 1), ("b", 12, 2)])))
+        out += e.ingest(batch_of(defn, Instant(1001, [("b", 14, "z")])))
+        out += e.advance_processing_time(1006)  # a: 3 + 6 = 9, b: 14 + 5 = 19: nothing
+        out += e.advance_processing_time(1008)  # a: 11 passes [0, 10), b: 21 passes [10, 20)
+        seen.append([p.to_json() for p in out])
+    assert eng.general is not None  # handed over at the string
+    assert seen[0] == seen[1]
+    assert [(p["key"], p["window_start"], p["emitted_at"]) for p in seen[0]] == [
+        ("a", 0, 1008), ("b", 10, 1008)]
