@@ -51,7 +51,7 @@ def _ticks(data: st.DataObject, n: int) -> list[int | None]:
     return [data.draw(st.one_of(st.none(), st.integers(0, 40))) for _ in range(n)]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=clock_definitions(), insts=instants(), data=st.data())
 def test_processing_clock_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
@@ -64,7 +64,7 @@ def test_processing_clock_matches_general_engine(
     assert v == g
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=clock_definitions(), insts=instants(), data=st.data())
 def test_processing_clock_with_external_watermark_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
@@ -79,7 +79,7 @@ def test_processing_clock_with_external_watermark_matches_general_engine(
     assert v == g
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=key_idle_definitions(), insts=instants(), data=st.data())
 def test_key_scope_idle_advance_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
@@ -150,7 +150,7 @@ def key_definitions(draw: st.DrawFn) -> Definition:
     return dataclasses.replace(base, watermark=wm)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=key_definitions(), insts=instants(), data=st.data())
 def test_key_scope_units_of_several_records_match_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject

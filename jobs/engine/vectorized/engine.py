@@ -37,7 +37,12 @@ from jobs.engine.vectorized.dense import DenseStore, dense_eligible
 from jobs.engine.vectorized.firing import fire
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.judge import judge
-from jobs.engine.vectorized.key_units import KeyUnit, plan_unit, raise_and_fire
+from jobs.engine.vectorized.key_units import (
+    KeyUnit,
+    plan_unit,
+    raise_and_fire,
+    shares_a_fired_slice,
+)
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.qualify import OBJECT_FNS, qualification_problems
 from jobs.engine.vectorized.snapshot import VectorizedState, load_snapshot, snapshot_data
@@ -256,17 +261,21 @@ class VectorizedEngine:
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
         t = np.full(n, self.processing_time, dtype=np.int64) if self.clock else batch.event_times
+        sl = self.geo.slice_of(t)
         unit: KeyUnit | None = None
         if self.key_scope and n > 1:
             # each record meets its key's watermark as the key's earlier records of the
             # unit moved it (docs/semantics.md, "Arrival model"): a per-key running maximum
             unit = plan_unit(self, codes, t)
+            if shares_a_fired_slice(self, unit, codes, sl):
+                return self._columnar(out + self._hand_over(
+                    batch, "watermark.scope: key: a record shares a hopping slice with a "
+                    "window an earlier record of its unit expired"))
             wm_b: I64 | int = unit.before
         elif self.key_scope:
             wm_b = self.key_wm[codes]
         else:
             wm_b = self.wm
-        sl = self.geo.slice_of(t)
         lines: list[Emission] = []
         owners: list[int] = []
         accept = judge(self, codes, t, sl, wm_b, batch, lines if unit is not None else out,

@@ -123,3 +123,17 @@ def _attribute(
         values={name: v[perm] for name, v in panes.values.items()},
     )
     return out, fired_by[perm]
+
+
+def shares_a_fired_slice(eng: VectorizedEngine, unit: KeyUnit, codes: I64, sl: I64) -> bool:
+    """Whether a record would be folded into a slice of a window that an earlier record of
+    its unit expired (hopping windows: the record is dropped for that window but accepted into
+    a later one sharing the slice, and the window fires in this unit). The single firing
+    would then count the record in the expired window; the caller hands the unit over."""
+    if eng.geo.slices_per_window == 1:
+        return False
+    starts, valid = eng.geo.window_starts(sl)
+    exp = eng.geo.expiry(starts.ravel()).reshape(starts.shape)
+    before = unit.before[:, None]
+    hit = valid & (exp > eng.key_wm[codes][:, None]) & (exp <= before)
+    return bool((hit.any(axis=1) & (exp[:, 0] > unit.before)).any())
