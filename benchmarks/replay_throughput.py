@@ -98,6 +98,14 @@ def definition(case: str) -> Definition:
             **{**common, "aggregations": (*AGGS, Aggregation("lo", "min", "v"),
                                           Aggregation("avg", "mean", "v"))},
         )
+    if case == "tumbling_final_processing":  # the processing clock: no delay, no lateness
+        return Definition(window=Window("tumbling", size=15 * MIN), **{
+            **common, "event_time": "processing", "watermark": Watermark(delay=0),
+            "allowed_lateness": 0})
+    if case in ("tumbling_final_key_scope", "tumbling_final_key_idle"):
+        wm = Watermark(delay=10_000, scope="key", idle_advance=case.endswith("idle"))
+        return Definition(window=Window("tumbling", size=15 * MIN),
+                          **{**common, "watermark": wm})
     if case == "hopping_final":
         return Definition(window=Window("hopping", size=20 * MIN, step=5 * MIN), **common)
     if case in ("tumbling_final_collect", "hopping_final_collect"):
@@ -147,6 +155,7 @@ def definition(case: str) -> Definition:
 CASES = [
     "tumbling_final", "tumbling_final_4aggs", "hopping_final", "global_final",
     "tumbling_final_collect", "hopping_final_collect",
+    "tumbling_final_processing", "tumbling_final_key_scope", "tumbling_final_key_idle",
     "session_final", "sliding_final", "tumbling_early_late",
     # fixed windows with count triggers: the compiled TriggeredEngine
     "tumbling_count_triggers_retracting", "hopping_count_triggers_retracting",

@@ -1,7 +1,6 @@
-"""A store the vectorized engine wrote for a ``scope: key`` definition keeps working: the
-definition now picks the general engine (a key's records move its watermark one at a time
-inside a unit), but the old state restores as it is and hands over where the arrays would
-differ (docs/semantics.md, "Stored state")."""
+"""A ``scope: key`` job on the vectorized engine: its store survives the Spark state blob,
+and a unit of several records runs on the arrays, each record meeting its key's watermark as
+the key's earlier records left it (docs/semantics.md, "Arrival model")."""
 
 from __future__ import annotations
 
@@ -32,15 +31,15 @@ def _batch(rows: list[tuple[str, int, int]], pt: int) -> RecordBatch:
                        processing_time=pt)
 
 
-def test_an_old_vectorized_key_scope_store_restores_and_equals_the_general_engine() -> None:
-    assert not qualifies(DEFN)
-    assert type(make_engine(DEFN)) is Engine
-    old = VectorizedEngine(DEFN)  # as make_engine picked it before the arrival model
+def test_a_key_scope_store_restores_and_equals_the_general_engine() -> None:
+    assert qualifies(DEFN)
+    old = make_engine(DEFN)
+    assert isinstance(old, VectorizedEngine)
     first = [("a", 5, 1), ("b", 3, 2)]
     for row in first:  # one record a unit: the arrays still hold the state
         old.ingest(_batch([row], 1000))
     blob, _ = encode_state(old.state)
-    state = decode_state(blob, type(make_engine(DEFN).state))  # the host probes the general kind
+    state = decode_state(blob, type(make_engine(DEFN).state))
     assert isinstance(state, VectorizedState)
     eng = make_engine(DEFN, state)
     assert isinstance(eng, VectorizedEngine)
@@ -48,10 +47,11 @@ def test_an_old_vectorized_key_scope_store_restores_and_equals_the_general_engin
     ref = Engine(DEFN)
     for row in first:
         ref.ingest(_batch([row], 1000))
-    # a@30 moves a's watermark before a@20 is judged: a@20 is late; b is untouched by it
+    # a@30 moves a's watermark (and fires a's [0, 10)) before a@20 is judged: a@20 is late;
+    # b is untouched by it
     unit = [("a", 30, 4), ("b", 8, 8), ("a", 20, 16)]
     got = [e.to_json() for e in eng.ingest(_batch(unit, 2000)) + eng.end_of_input()]
     want = [e.to_json() for e in ref.ingest(_batch(unit, 2000)) + ref.end_of_input()]
     assert json.dumps(got) == json.dumps(want)
     assert [(o["key"], o["event_time"]) for o in got if o["type"] == "late"] == [("a", 20)]
-    assert eng.handed_over_because is not None and "scope: key" in eng.handed_over_because
+    assert eng.general is None  # the whole unit ran on the arrays

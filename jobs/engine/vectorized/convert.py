@@ -59,6 +59,9 @@ def to_engine_state(eng: VectorizedEngine) -> EngineState:
             ks.max_event_time = None if kmax == WM_NONE else kmax
             if eng.key_scope:
                 ks.watermark = _wm(int(eng.key_wm[code]))
+                if code < len(eng.key_idle_base) and eng.key_idle_base[code] != WM_NONE:
+                    ks.idle_base = int(eng.key_idle_base[code])
+                    ks.idle_base_pt = int(eng.key_idle_pt[code])
             tot = eng.late_totals_by_key.get(kj)
             if tot is not None:
                 ks.late_accepted, ks.late_dropped = int(tot[1]), int(tot[2])

@@ -1,15 +1,16 @@
 """VectorizedEngine: the general engine's API and output, on columnar numpy state.
 
 Only definitions accepted by :func:`jobs.engine.vectorized.qualify.qualifies` are run here:
-fixed (tumbling / hopping) or global windows, ``emit: final``, a bounded event-time watermark
-without idle advance. For those, a window emits exactly one pane, at its expiry, holding every
+fixed (tumbling / hopping) or global windows, ``emit: final``, a bounded watermark (global
+or per key, with or without idle advance) or the processing clock. For those, a window emits exactly one pane, at its expiry, holding every
 record accepted into it, which is what makes the columnar shortcut exact: no per-window timers,
 no pane history, nothing to retract.
 
 Per ingest call (one arrival instant, docs/architecture.md): records are judged against the
 watermark as it stood before the call, accepted records are folded into their slices, the
 watermark advances, and every window whose expiry the advance crosses is emitted; slices no
-window needs any more are dropped.
+window needs any more are dropped. Under ``scope: key`` each record meets its key's watermark as the
+unit's earlier records of the key moved it (``key_units``).
 
 Output: ``ingest_columns`` / ``advance_watermark_columns`` / ``end_of_input_columns`` return the
 fired windows as columns (:class:`~jobs.engine.vectorized.columns.FinalPanes`, late records as
@@ -36,6 +37,12 @@ from jobs.engine.vectorized.dense import DenseStore, dense_eligible
 from jobs.engine.vectorized.firing import fire
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE, Geometry
 from jobs.engine.vectorized.judge import judge
+from jobs.engine.vectorized.key_units import (
+    KeyUnit,
+    plan_unit,
+    raise_and_fire,
+    shares_a_fired_slice,
+)
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.qualify import OBJECT_FNS, qualification_problems
 from jobs.engine.vectorized.snapshot import VectorizedState, load_snapshot, snapshot_data
@@ -82,7 +89,12 @@ class VectorizedEngine:
         self.defn = defn
         self.mode: WatermarkMode = watermark
         self.geo = Geometry.of(defn)
-        self.key_scope = defn.watermark.scope == "key" and watermark == "internal"
+        self.clock = defn.uses_processing_time
+        """``event_time: processing``: every record's event time is the unit's processing
+        time and (internal mode) the watermark is the processing clock; no bounded watermark,
+        so no per-key watermark and no idle advance (as the general engine)."""
+        self.key_scope = (defn.watermark.scope == "key" and watermark == "internal"
+                          and not self.clock)
         self.delay = defn.watermark.delay
         self.keys = KeyTable()
         self.key_max_t = np.zeros(0, dtype=np.int64)
@@ -91,10 +103,14 @@ class VectorizedEngine:
         self.wm = WM_NONE
         self.seq = 0
         self.processing_time = 0
-        self.idle = defn.watermark.idle_advance
+        self.idle = defn.watermark.idle_advance and not self.clock
         self.idle_base: int | None = None
         """``watermark.idle_advance``: the watermark is ``idle_base + (now - idle_base_pt)``."""
         self.idle_base_pt: int | None = None
+        self.key_idle_base = np.zeros(0, dtype=np.int64)
+        """``scope: key`` with idle advance: each key's base (``WM_NONE``: none yet); the
+        key's watermark is ``base + (now - key_idle_pt)``."""
+        self.key_idle_pt = np.zeros(0, dtype=np.int64)
         self.ended = False
         self.store: SliceStore | DenseStore = (
             DenseStore(self.geo, make_aggs(defn))
@@ -198,6 +214,20 @@ class VectorizedEngine:
         if self.ended or now_ms <= self.processing_time:
             return []
         self.processing_time = now_ms
+        if self.clock:  # the processing clock is the watermark (internal mode)
+            if self.mode != "internal" or (self.wm != WM_NONE and now_ms <= self.wm):
+                return []
+            old = self.wm
+            self.wm = now_ms
+            return [*fire(self, old, self.wm).to_panes()]
+        if self.key_scope:
+            has = self.key_idle_base != WM_NONE
+            if not has.any():
+                return []
+            old_k = self.key_wm.copy()
+            self.key_wm = np.where(has, self.key_idle_base + (now_ms - self.key_idle_pt),
+                                   self.key_wm)
+            return [*fire(self, old_k, self.key_wm).to_panes()]
         if self.idle_base is None or self.idle_base_pt is None:
             return []
         old = self.wm
@@ -228,22 +258,28 @@ class VectorizedEngine:
             cols = self._columns(batch, n)  # checked before any state changes
         except Unsupported as exc:
             return self._columnar(out + self._hand_over(batch, str(exc)))
-        if self.key_scope and self.mode == "internal" and n > 1:
-            # each record moves its key's watermark and fires before the next one is judged
-            # (docs/semantics.md, "Arrival model"); the arrays judge a whole unit at once, so
-            # the general engine takes over (a vectorized store of a key-scope job, written
-            # before this model, keeps loading and hands over here)
-            return self._columnar(out + self._hand_over(
-                batch, "watermark.scope: key with several records in one arrival unit"))
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
-        t = batch.event_times
-        if self.key_scope:
-            wm_b: I64 | int = self.key_wm[codes]
+        t = np.full(n, self.processing_time, dtype=np.int64) if self.clock else batch.event_times
+        sl = self.geo.slice_of(t)
+        unit: KeyUnit | None = None
+        if self.key_scope and n > 1:
+            # each record meets its key's watermark as the key's earlier records of the
+            # unit moved it (docs/semantics.md, "Arrival model"): a per-key running maximum
+            unit = plan_unit(self, codes, t)
+            if shares_a_fired_slice(self, unit, codes, sl):
+                return self._columnar(out + self._hand_over(
+                    batch, "watermark.scope: key: a record shares a hopping slice with a "
+                    "window an earlier record of its unit expired"))
+            wm_b: I64 | int = unit.before
+        elif self.key_scope:
+            wm_b = self.key_wm[codes]
         else:
             wm_b = self.wm
-        sl = self.geo.slice_of(t)
-        accept = judge(self, codes, t, sl, wm_b, batch, out)
+        lines: list[Emission] = []
+        owners: list[int] = []
+        accept = judge(self, codes, t, sl, wm_b, batch, lines if unit is not None else out,
+                       owners if unit is not None else None)
         seq = np.arange(self.seq, self.seq + n, dtype=np.int64)
         self.seq += n
         if accept is None or accept.all():
@@ -254,12 +290,19 @@ class VectorizedEngine:
         np.maximum.at(self.key_max_t, codes, t)
         tmax = int(t.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
-        if self.mode == "external":
+        if self.mode == "external" or self.clock:
+            # the host's watermark, or the clock's: records never move it
             return ColumnarOutput(out, self._no_panes())
+        if unit is not None:
+            return raise_and_fire(self, unit, codes, lines, owners, out)
         if self.key_scope:
             old = self.key_wm.copy()
             if self.wm != WM_INF:
                 self.key_wm = np.maximum(self.key_wm, self.key_max_t - self.delay)
+                if self.idle:  # a candidate ahead of the key's watermark becomes its base
+                    moved = self.key_wm != old
+                    self.key_idle_base[moved] = self.key_wm[moved]
+                    self.key_idle_pt[moved] = self.processing_time
             return ColumnarOutput(out, fire(self, old, self.key_wm))
         old_wm = self.wm
         candidate = self.max_t - self.delay
@@ -366,6 +409,12 @@ class VectorizedEngine:
             self.key_wm = np.concatenate([self.key_wm, np.full(extra, start_wm, dtype=np.int64)])
             self.key_max_t = np.concatenate(
                 [self.key_max_t, np.full(extra, WM_NONE, dtype=np.int64)]
+            )
+            self.key_idle_base = np.concatenate(
+                [self.key_idle_base, np.full(extra, WM_NONE, dtype=np.int64)]
+            )
+            self.key_idle_pt = np.concatenate(
+                [self.key_idle_pt, np.zeros(extra, dtype=np.int64)]
             )
 
     def _columns(self, batch: RecordBatch, n: int) -> dict[str, Column | None]:

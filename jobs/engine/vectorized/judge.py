@@ -18,10 +18,11 @@ I64 = NDArray[np.int64]
 
 def judge(
     eng: VectorizedEngine, codes: I64, t: I64, sl: I64, wm_b: I64 | int, batch: RecordBatch,
-    out: list[Emission],
+    out: list[Emission], owners: list[int] | None = None,
 ) -> NDArray[np.bool_] | None:
     """Lateness of each record against the watermark before the instant. Appends the late
-    outputs, counts late pairs, and returns the mask of records to fold in (None = all)."""
+    outputs (and, to ``owners`` when given, the arrival index of each one's record), counts
+    late pairs, and returns the mask of records to fold in (None = all)."""
     wm_arr = np.broadcast_to(np.asarray(wm_b, dtype=np.int64), t.shape)
     suspect = np.flatnonzero(wm_arr > t)  # only these can be late for any window
     if len(suspect) == 0:
@@ -61,6 +62,8 @@ def judge(
             if drop_h[j]:
                 rec = batch.records[r_i] if batch.records is not None else None
                 out.append(LateRecord(wid[0], t_l[h], wid[1], wid[2], reason, rec))
+                if owners is not None:
+                    owners.append(r_i)
     return accept
 
 

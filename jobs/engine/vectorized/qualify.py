@@ -2,9 +2,10 @@
 
 The fast path is exact only where a window's whole life is "collect, then emit once at
 expiry": ``emit: final`` (so accumulation mode cannot matter: a single pane is the cumulative
-one), fixed or global windows (no merging, no per-record window sets), a bounded event-time
-watermark (idle advance only under the global scope: one watermark moved by the clock), and
-aggregates with columnar,
+one), fixed or global windows (no merging, no per-record window sets), a bounded watermark (with
+idle advance under either scope: a watermark moved by the clock from its base) or the
+processing clock (``event_time: processing``: event time is the unit's processing time and
+the watermark is the clock), and aggregates with columnar,
 mergeable partials (count, sum, min, max, mean, first, last; collect and count_distinct as
 side tables of entries). Anything else runs on the general engine.
 """
@@ -27,12 +28,8 @@ def qualification_problems(defn: Definition) -> list[str]:
         problems.append(f"window.type: {defn.window.type} is not vectorized")
     if defn.trigger.emit != "final":
         problems.append(f"trigger.emit: {defn.trigger.emit} is not vectorized (final only)")
-    if defn.uses_processing_time:
-        problems.append("event_time: the processing clock is not vectorized")
     if defn.watermark.strategy != "bounded":
         problems.append(f"watermark.strategy: {defn.watermark.strategy} is not vectorized")
-    if defn.watermark.idle_advance and defn.watermark.scope == "key":
-        problems.append("watermark.idle_advance: not vectorized with scope: key")
     for a in defn.aggregations:
         if a.fn not in VECTORIZED_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} is not vectorized")
@@ -41,7 +38,6 @@ def qualification_problems(defn: Definition) -> list[str]:
 
 def qualifies(defn: Definition) -> bool:
     """Whether ``make_engine`` picks the fast path: it can run ``defn`` and its result cannot
-    differ from the general engine's in any unit. Under ``scope: key`` it can run (a state it
-    wrote keeps loading) but hands over to the general engine at the first unit of more than
-    one record, so it is not picked."""
-    return not qualification_problems(defn) and defn.watermark.scope != "key"
+    differ from the general engine's in any unit (under ``scope: key`` too: a unit's records
+    meet their key's watermark one at a time, ``jobs.engine.vectorized.key_units``)."""
+    return not qualification_problems(defn)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jobs.engine.errors import EngineError
+from jobs.engine.vectorized.geometry import WM_NONE
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.store import SliceStore, make_aggs
 
@@ -33,6 +34,8 @@ def snapshot_data(eng: VectorizedEngine) -> dict[str, Any]:
         "processing_time": eng.processing_time,
         "idle_base": eng.idle_base,
         "idle_base_pt": eng.idle_base_pt,
+        "key_idle_base": eng.key_idle_base.tolist(),
+        "key_idle_pt": eng.key_idle_pt.tolist(),
         "store": eng.store.dump(),
         "late_totals": {k: list(v) for k, v in eng.late_totals_by_key.items()},
         "late_deltas": {k: list(v) for k, v in eng.late_deltas.items()},
@@ -55,6 +58,10 @@ def load_snapshot(eng: VectorizedEngine, d: dict[str, Any]) -> None:
         eng.processing_time = int(d["processing_time"])
         eng.idle_base = d.get("idle_base")  # absent in snapshots written before idle advance
         eng.idle_base_pt = d.get("idle_base_pt")
+        # per-key idle bases (scope: key); absent in snapshots written before them
+        nk = len(eng.key_wm)
+        eng.key_idle_base = np.asarray(d.get("key_idle_base", [WM_NONE] * nk), dtype=np.int64)
+        eng.key_idle_pt = np.asarray(d.get("key_idle_pt", [0] * nk), dtype=np.int64)
         sparse = SliceStore(eng.geo, make_aggs(eng.defn))
         sparse.load(d["store"])
         eng.store = sparse
