@@ -37,10 +37,10 @@ def warm() -> int:
                                  columns={"s": [1, 2.5]}, processing_time=1))
     n = len(out) + len(eng.end_of_input())
     keyed = replace(defn, watermark=Watermark(scope="key", idle_advance=True))
-    for values in ([1, 2], [1.5, 2.5]):  # per-key watermarks, idle advance
+    for kvalues in ([1, 2], [1.5, 2.5]):  # per-key watermarks, idle advance
         keng = SessionKernelEngine(keyed)
         n += len(keng.ingest(RecordBatch(keys=["a", "a"], event_times=np.array([1, 30]),
-                                         columns={"s": values}, processing_time=1)))
+                                         columns={"s": kvalues}, processing_time=1)))
         n += len(keng.advance_processing_time(100))
         n += len(keng.end_of_input())
     values: list[Any]
