@@ -28,6 +28,7 @@ Each case is run in a fresh subprocess (so ``ru_maxrss`` is that case's own peak
   allocations made by the engine, input excluded).
 Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.engine.kernels``,
 ``session_final``, ``session_count_triggers_retracting``, ``session_early_after``,
+``session_final_key_scope`` (per-key watermarks),
 ``sliding_final``), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
@@ -116,6 +117,9 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("global"), **common)
     if case == "session_final":
         return Definition(window=Window("session", gap=5 * MIN), **common)
+    if case == "session_final_key_scope":
+        return Definition(window=Window("session", gap=5 * MIN),
+                          **{**common, "watermark": Watermark(delay=10_000, scope="key")})
     if case == "sliding_final":
         return Definition(window=Window("sliding", size=5 * MIN), **common)
     if case == "tumbling_early_late":
@@ -162,6 +166,8 @@ CASES = [
     "tumbling_count_triggers_discarding", "tumbling_emit_current",
     # sessions with count triggers: the compiled session engine
     "session_count_triggers_retracting", "session_early_after",
+    # sessions under per-key watermarks (scope: key): the compiled session engine
+    "session_final_key_scope",
 ]
 
 

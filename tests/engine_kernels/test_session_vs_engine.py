@@ -175,7 +175,7 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
                     Trigger(emit="custom", early=EarlyTrigger("after", duration=5))):
         assert isinstance(make_engine(replace(base, trigger=trigger)), SessionKernelEngine)
     for other in (
-        replace(base, watermark=Watermark(scope="key")),
+        replace(base, watermark=Watermark(scope="key"), trigger=Trigger(emit="current")),
         replace(base, aggregations=(Aggregation("c", "collect", "x"),),
                 trigger=Trigger(emit="current")),
     ):

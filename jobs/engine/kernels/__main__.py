@@ -1,5 +1,5 @@
 """``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final,
-triggered and with processing-time timers; sliding windows; triggered fixed windows) into numba's cache (``make
+triggered, with processing-time timers and with per-key watermarks; sliding windows; triggered fixed windows) into numba's cache (``make
 install`` runs it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from jobs.definition.model import (
     EarlyTrigger,
     LateTrigger,
     Trigger,
+    Watermark,
     Window,
 )
 from jobs.engine.kernels.session import SessionKernelEngine
@@ -35,6 +36,13 @@ def warm() -> int:
     out = eng.ingest(RecordBatch(keys=["a", "b"], event_times=np.array([1, 30]),
                                  columns={"s": [1, 2.5]}, processing_time=1))
     n = len(out) + len(eng.end_of_input())
+    keyed = replace(defn, watermark=Watermark(scope="key", idle_advance=True))
+    for kvalues in ([1, 2], [1.5, 2.5]):  # per-key watermarks, idle advance
+        keng = SessionKernelEngine(keyed)
+        n += len(keng.ingest(RecordBatch(keys=["a", "a"], event_times=np.array([1, 30]),
+                                         columns={"s": kvalues}, processing_time=1)))
+        n += len(keng.advance_processing_time(100))
+        n += len(keng.end_of_input())
     values: list[Any]
     for mode in ("discarding", "accumulating", "retracting"):
         triggered = replace(defn, accumulation=mode, trigger=Trigger(

@@ -28,9 +28,16 @@ from jobs.definition.windows import Session, kind_class
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _session_kernels as K
+from jobs.engine.kernels import _session_key_kernels as KK
 from jobs.engine.kernels.handover import HandsOver
 from jobs.engine.kernels.qualify import qualification_problems
-from jobs.engine.kernels.session_arrays import AGG_KINDS, I64, TIME_LIMIT, WatermarkMode
+from jobs.engine.kernels.session_arrays import (
+    AGG_KINDS,
+    I64,
+    NO_TIME,
+    TIME_LIMIT,
+    WatermarkMode,
+)
 from jobs.engine.kernels.session_state import (
     SessionKernelState,
     cannot_hold,
@@ -69,6 +76,8 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         self._event_basis = defn.lateness_basis == "event"
         self._bounded = watermark == "internal" and wmd.strategy == "bounded"
         self._source = wmd.strategy == "source"
+        self._key_scope = self._bounded and wmd.scope == "key"
+        self._idle = wmd.strategy == "bounded" and wmd.idle_advance
         self._names = [a.name for a in defn.aggregations]
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
@@ -136,6 +145,9 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         status = np.empty(n, dtype=np.int8)
         out_start = np.empty(n, dtype=np.int64)
         out_end = np.empty(n, dtype=np.int64)
+        if self._key_scope:
+            return self._ingest_keys(batch, codes, times, valid, vf, vi, visf, vref, status,
+                                     out_start, out_end)
         wm0 = self._wm_arg()
         self.n_free, self.born_next, self.hn = K.ingest_unit(
             codes, times, self.seq, valid, vf, vi, visf, vref, self._kinds,
@@ -153,16 +165,102 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         out: list[Emission] = self._late(batch, codes, status, out_start, out_end)
         return self._after_unit(codes, times, out)
 
+    def _ingest_keys(self, batch: RecordBatch, codes: I64, times: I64, valid: Any, vf: Any,
+                     vi: I64, visf: Any, vref: I64, status: Any, out_start: I64,
+                     out_end: I64) -> list[Emission]:
+        """``watermark.scope: key`` (``emit: final``): per record in arrival order, its late
+        line, then the sessions its move of the key's watermark expires (by window end,
+        start), each pane showing that watermark."""
+        n = len(times)
+        fired = np.empty(max(self._cap, 1), dtype=np.int64)
+        fired_rec = np.empty(len(fired), dtype=np.int64)
+        self.n_free, self.born_next, self.hn, m = KK.ingest_unit_keys(
+            codes, times, self.seq, valid, vf, vi, visf, vref, self._kinds,
+            self._delay, self._idle, self.processing_time, self.key_wm, self.key_ib,
+            self.key_ibpt, NO_TIME, self._event_basis, self._gap, self._al,
+            self.key_head, self.nxt, self.wkey, self.first, self.last, self.elements,
+            self.born, self.blate, self.used, self.free, self.n_free, self.born_next,
+            self.cnt, self.isum, self.fsum, self.isf, self.ei, self.ef, self.eisf, self.has,
+            self.ot, self.oseq, self.oref, status, out_start, out_end, self.key_nwin,
+            self.hexp, self.hslot, self.hborn, self.hn, fired, fired_rec,
+        )
+        if self.side:
+            self._side_accept(codes, times, self.seq, valid,
+                              (status == K.JOINED) | (status == K.ACCEPTED_LATE))
+        self.seq += n
+        late = self._late(batch, codes, status, out_start, out_end)
+        slots, recs = fired[:m], fired_rec[:m]
+        order = np.lexsort((self.first[slots], self.last[slots], recs))
+        slots, recs = slots[order], recs[order]
+        # the key's watermark the firing record raised (it may have moved on since)
+        panes = self._final_panes(slots, times[recs] - self._delay)
+        dropped = np.flatnonzero((status == K.DROPPED_BEFORE_WM)
+                                 | (status == K.DROPPED_EXPIRED)).tolist()
+        out: list[Emission] = []
+        i = 0
+        for r, pane in zip(recs.tolist(), panes, strict=True):
+            while i < len(dropped) and dropped[i] <= r:
+                out.append(late[i])
+                i += 1
+            out.append(pane)
+        out.extend(late[i:])
+        np.maximum.at(self.key_max_t, codes, times)
+        tmax = int(times.max())
+        self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
+        self._compact_heap()
+        if len(self.objs) > 65536:
+            self._compact_objs()
+        return out
+
+    def _compact_heap(self) -> None:
+        """Per-key firing leaves the expiry heap's entries of fired sessions behind (the heap
+        only serves the end of input there): rebuild it from the open sessions when they are
+        less than half of it."""
+        slots = np.flatnonzero(self.used)
+        if self.hn <= 2 * len(slots) + 1024:
+            return
+        exp = self.last[slots] + self._gap + self._al
+        order = np.argsort(exp, kind="stable")  # a sorted array is a heap
+        self.hn = len(slots)
+        self.hexp[: self.hn] = exp[order]
+        self.hslot[: self.hn] = slots[order]
+        self.hborn[: self.hn] = self.born[slots][order]
+
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
-        """Move processing time to ``now_ms`` (never back) and fire the timers due by then."""
+        """Move processing time to ``now_ms`` (never back), fire the timers due by then, then
+        (idle advance) move the watermark from its base and fire what it expires."""
         if self.general is not None:
             return self.general.advance_processing_time(now_ms)
         if self.ended or now_ms <= self.processing_time:
             return []
         self.processing_time = now_ms
-        if now_ms < self.timer_floor:
-            return []
-        return self._fire_timers(now_ms)
+        out = [] if now_ms < self.timer_floor else self._fire_timers(now_ms)
+        if not self._idle:
+            return out
+        if self._key_scope:
+            moved = np.flatnonzero(self.key_ib != NO_TIME)
+            self.key_wm[moved] = self.key_ib[moved] + (now_ms - self.key_ibpt[moved])
+            slots, self.n_free = KK.expire_keys(
+                moved, self.key_wm, self._gap, self._al, self.key_head, self.nxt, self.used,
+                self.last, self.key_nwin, self.free, self.n_free, max(self._cap, 1))
+            k = self.wkey[slots]
+            order = np.lexsort((self.first[slots], self.keys.json_rank()[k],
+                                self.last[slots]))
+            slots = slots[order]
+            out.extend(self._final_panes(slots, self.key_wm[self.wkey[slots]]))
+        elif self.idle_base is not None and self.idle_base_pt is not None:
+            self.wm = self.idle_base + (now_ms - self.idle_base_pt)
+            out.extend(self._fire(None))
+        return out
+
+    def advance_watermark(self, wm_ms: int) -> list[Emission]:
+        """:meth:`jobs.engine.Engine.advance_watermark`; with idle advance the watermark the
+        host hands in is also the base the watermark moves on from."""
+        if (self.general is None and self._idle and not self.ended
+                and (self._source or self.mode == "external")
+                and (self.wm is None or wm_ms > self.wm)):
+            self.idle_base, self.idle_base_pt = int(wm_ms), self.processing_time
+        return super().advance_watermark(wm_ms)
 
     def _after_unit(self, codes: I64, times: I64, out: list[Emission]) -> list[Emission]:
         """Max event times, the watermark advance, and the panes it fires."""
@@ -173,6 +271,8 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
             cand = tmax - self._delay
             if self.wm is None or cand > self.wm:
                 self.wm = cand
+                if self._idle:
+                    self.idle_base, self.idle_base_pt = cand, self.processing_time
         out.extend(self._fire(codes))
         return out
 
@@ -247,22 +347,34 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
             last = self.last[slots]
             e = last + self._gap
             order = np.lexsort((s, self.keys.json_rank()[k], e))
-            slots, k, s, last, e = slots[order], k[order], s[order], last[order], e[order]
-            values = self._values(slots, expired=True)
-            wm_out = None if self.ended else self.wm
-            now = self.processing_time
-            kv = self.keys.values
-            panes = [
-                make_pane(kv[c], st, en, "ON_TIME", 0, True, True, False, v, now, wm_out, st,
-                          la)
-                for c, st, en, la, v in zip(k.tolist(), s.tolist(), e.tolist(), last.tolist(),
-                                            values, strict=True)
-            ]
+            slots, k = slots[order], k[order]
+            panes = self._final_panes(slots, None)
             touched = k if touched is None else np.concatenate([touched, k])
-        self._forget_idle_keys(touched)
+        if not self._key_scope:  # a key holding its own watermark is never forgotten
+            self._forget_idle_keys(touched)
         if len(self.objs) > 65536:
             self._compact_objs()
         return panes
+
+    def _final_panes(self, slots: I64, wms: I64 | None) -> list[Emission]:
+        """The final pane of each expired session in ``slots`` (in that order), showing the
+        watermark in ``wms`` (one per slot; None: the global one)."""
+        if len(slots) == 0:
+            return []
+        k = self.wkey[slots]
+        s = self.first[slots]
+        last = self.last[slots]
+        values = self._values(slots, expired=True)
+        now = self.processing_time
+        kv = self.keys.values
+        gwm = None if self.ended else self.wm
+        wl: list[int | None] = [gwm] * len(slots) if wms is None or self.ended else wms.tolist()
+        return [
+            make_pane(kv[c], st, la + self._gap, "ON_TIME", 0, True, True, False, v, now, w,
+                      st, la)
+            for c, st, la, v, w in zip(k.tolist(), s.tolist(), last.tolist(), values, wl,
+                                       strict=True)
+        ]
 
     def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
         """Convert the state to the general engine's and let it run from now on (this batch

@@ -76,7 +76,12 @@ class SessionArrays:
     _at_expiry: bool
     _discarding: bool
     _retracting: bool
-
+    _key_scope: bool
+    """``watermark.scope: key`` with a watermark the engine computes (``bounded``, internal
+    mode): each key's watermark is its own (``key_wm``)."""
+    _idle: bool
+    """``watermark.idle_advance``: the watermark (global, or each key's) moves with processing
+    time from its base."""
 
     def _reset(self) -> None:
         self.keys = KeyTable()
@@ -85,6 +90,14 @@ class SessionArrays:
         self.key_max_t = np.zeros(0, dtype=np.int64)
         self.late_acc = np.zeros(0, dtype=np.int64)
         self.late_drop = np.zeros(0, dtype=np.int64)
+        self.key_wm = np.zeros(0, dtype=np.int64)
+        self.key_ib = np.zeros(0, dtype=np.int64)
+        self.key_ibpt = np.zeros(0, dtype=np.int64)
+        """``watermark.scope: key``: each key's watermark, idle base and the processing time
+        of that base (``NO_TIME``: none), as ``KeyState`` holds them."""
+        self.idle_base: int | None = None
+        self.idle_base_pt: int | None = None
+        """The global idle-advance base and its processing time (``EngineState``)."""
         self.late_deltas: dict[str, list[Any]] = {}
         self.wm: int | None = None
         self.ended = False
@@ -192,6 +205,10 @@ class SessionArrays:
             self.key_max_t = np.concatenate([self.key_max_t, np.full(extra, NO_TIME)])
             self.late_acc = np.concatenate([self.late_acc, z])
             self.late_drop = np.concatenate([self.late_drop, z])
+            none = np.full(extra, NO_TIME)
+            self.key_wm = np.concatenate([self.key_wm, none])
+            self.key_ib = np.concatenate([self.key_ib, none])
+            self.key_ibpt = np.concatenate([self.key_ibpt, none])
 
 
     def _wm_arg(self) -> int:

@@ -34,9 +34,12 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
         processing_time=eng.processing_time, watermark=eng.wm, ended=eng.ended,
         max_event_time=eng.max_t, seq=eng.seq,
         late_deltas={k: list(v) for k, v in eng.late_deltas.items()},
+        idle_base=eng.idle_base, idle_base_pt=eng.idle_base_pt,
     )
-    present = np.flatnonzero((eng.key_nwin > 0) | (eng.late_acc > 0)
-                             | (eng.late_drop > 0))
+    # under per-key watermarks the general engine keeps every key it has seen
+    present = np.arange(len(eng.keys)) if eng._key_scope else np.flatnonzero(
+        (eng.key_nwin > 0) | (eng.late_acc > 0) | (eng.late_drop > 0)
+        | (eng.key_wm != NO_TIME) | (eng.key_ib != NO_TIME))
     kjs = eng.keys.json_array()
     slots = np.flatnonzero(eng.used)
     slots = slots[np.argsort(eng.born[slots], kind="stable")]
@@ -51,7 +54,10 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
         ks = KeyState(
             key=eng.keys.values[c], max_event_time=None if mt == NO_TIME else mt,
             late_accepted=int(eng.late_acc[c]), late_dropped=int(eng.late_drop[c]),
+            watermark=_opt(eng.key_wm[c]), idle_base=_opt(eng.key_ib[c]),
+            idle_base_pt=_opt(eng.key_ibpt[c]),
         )
+        wm = eng.wm if not eng._key_scope else ks.watermark
         for w in by_key.get(c, []):
             first, last = int(eng.first[w]), int(eng.last[w])
             close = last + eng._gap
@@ -59,7 +65,7 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
             win = ks.windows[first] = WindowState(
                 start=first, end=close, close=close, accs=_accs(eng, w, {j: a[pos[w]] for j, a in side.items()}), first_t=first,
                 last_t=last, elements=n, pending=n, emitted=0,
-                passed=eng.wm is not None and eng.wm >= close,
+                passed=wm is not None and wm >= close,
                 born_late=bool(eng.blate[w]),
             )
             if eng._triggered:
@@ -73,6 +79,10 @@ def to_engine_state(eng: SessionArrays) -> EngineState:
                     win.retract = list(held)
         st.keys[str(kjs[c])] = ks
     return st
+
+
+def _opt(v: Any) -> int | None:
+    return None if int(v) == NO_TIME else int(v)
 
 
 def _accs(eng: SessionArrays, w: int, side: dict[int, Any]) -> list[Any]:
@@ -106,6 +116,7 @@ def load_state(eng: SessionArrays, st: EngineState) -> None:
     eng.wm, eng.ended = st.watermark, st.ended
     eng.processing_time, eng.max_t, eng.seq = st.processing_time, st.max_event_time, st.seq
     eng.late_deltas = {k: list(v) for k, v in st.late_deltas.items()}
+    eng.idle_base, eng.idle_base_pt = st.idle_base, st.idle_base_pt
     wins = [(ks, w) for ks in st.keys.values() for w in ks.windows.values()]
     codes = eng.keys.encode([ks.key for ks in st.keys.values()]) if st.keys else np.zeros(
         0, dtype=np.int64)
@@ -118,6 +129,9 @@ def load_state(eng: SessionArrays, st: EngineState) -> None:
         eng.late_acc[c] = ks.late_accepted
         eng.late_drop[c] = ks.late_dropped
         eng.key_max_t[c] = NO_TIME if ks.max_event_time is None else ks.max_event_time
+        for arr, v in ((eng.key_wm, ks.watermark), (eng.key_ib, ks.idle_base),
+                       (eng.key_ibpt, ks.idle_base_pt)):
+            arr[c] = NO_TIME if v is None else v
     budget = 0
     for ks, w in wins:
         c = code_of[id(ks)]
@@ -210,12 +224,14 @@ def _set_acc(eng: SessionArrays, j: int, slot: int, fn: str, acc: Any) -> None:
 
 def cannot_hold(eng: SessionArrays, st: EngineState) -> str | None:
     """Why the arrays cannot hold ``st`` exactly (None when they can)."""
-    if st.idle_base is not None:
-        return "state: an idle-advance base"
+    if not _time_ok(st.idle_base) or not _time_ok(st.idle_base_pt):
+        return "state: an idle-advance base beyond 2**62"
     gap = eng._gap
     for kj, ks in st.keys.items():
-        if ks.records or ks.watermark is not None or ks.idle_base is not None:
-            return f"state: key {kj} holds sliding records or a key watermark"
+        if ks.records:
+            return f"state: key {kj} holds sliding records"
+        if not all(_time_ok(v) for v in (ks.watermark, ks.idle_base, ks.idle_base_pt)):
+            return f"state: key {kj} holds a watermark or idle base beyond 2**62"
         for w in ks.windows.values():
             if ((w.timer is not None and not (eng._timed and abs(w.timer) < NO_TIMER))
                     or w.first_t is None or w.last_t is None
@@ -231,6 +247,11 @@ def cannot_hold(eng: SessionArrays, st: EngineState) -> str | None:
                 if not _representable(fn, acc):
                     return f"state: key {kj} holds a {fn} accumulator beyond the arrays"
     return None
+
+
+def _time_ok(v: Any) -> bool:
+    """None, or an int the per-key int64 arrays hold (``NO_TIME`` stays free)."""
+    return v is None or (type(v) is int and abs(v) < 2**62)
 
 
 def _num_ok(v: Any) -> bool:
