@@ -19,5 +19,7 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 os.environ["TIDEMARK_HOME"] = tempfile.mkdtemp(prefix="tidemark-test-")
 os.environ.pop("TIDEMARK_DB_URL", None)
 
-# One throwaway PostgreSQL server per test session, shared by every folder that needs one.
+# One uninterrupted run per crash-test definition, shared by the crash and cluster scenarios;
+# one throwaway PostgreSQL server per test session, shared by every folder that needs one.
+from crash_reference import crash_reference  # noqa: E402, F401
 from pg import pg_server  # noqa: E402, F401

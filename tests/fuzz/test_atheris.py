@@ -47,4 +47,4 @@ def test_short_coverage_guided_run(target: str, tmp_path: Path) -> None:
 @pytest.mark.heavy
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_long_coverage_guided_run(target: str, tmp_path: Path) -> None:
-    fuzz(target, tmp_path, "-max_total_time=60", "-timeout=30")
+    fuzz(target, tmp_path, "-max_total_time=20", "-timeout=30")

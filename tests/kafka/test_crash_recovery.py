@@ -86,7 +86,7 @@ def test_sigkill_at_random_moments_equals_uninterrupted(
     ckpt = home / "checkpoints" / store
     rng = random.Random(os.getpid())
     kills = []
-    for batch in sorted(rng.sample(range(1, 7), 3)):
+    for batch in sorted(rng.sample(range(1, 7), 2)):  # two random batches, random moments
         proc = _launch(home, job, tmp_path / "crash.log")
         deadline = time.monotonic() + 600
         while not (ckpt / "offsets" / str(batch)).exists():  # batch started

@@ -3,7 +3,8 @@ different micro-batches, restart it each time on the same checkpoint, and the fi
 (panes, late records, dead letters) equal an uninterrupted run's: no pane missing, none twice.
 
 Runs the real entry point (``python -m jobs.run JOB --until-idle``) against a real SQLite
-catalog, for both execution paths."""
+catalog, for both execution paths. The uninterrupted run is the session's shared reference
+(``tests/crash_reference.py``), which the HDFS, S3 and cluster scenarios compare with too."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from crash_reference import JOB, CrashReferences
 
 from .conftest import land, read_jsonl_dir
 
@@ -25,6 +27,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.heavy]
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = 7
+# the driver is killed inside these micro-batches: the first batch that resumes a checkpoint,
+# and a later one that resumes open windows, late records and a re-run batch's side outputs
+KILL_AT = (1, 4)
 
 
 def _input(directory: Path) -> None:
@@ -101,22 +106,16 @@ def _results(out: Path) -> tuple[list[str], list[str], list[str]]:
 
 
 @pytest.mark.parametrize("engine", [False, True], ids=["native", "engine"])
-def test_sigkill_at_several_batches_equals_uninterrupted(tmp_path: Path, engine: bool) -> None:
-    inp = tmp_path / "in"
-    _input(inp)
-    job = "crashy"
-    spec = _spec(job, inp, engine)
-
-    ref_home = tmp_path / "ref"
-    store = _setup(ref_home, spec)
-    proc = _launch(ref_home, job, tmp_path / "ref.log")
-    assert proc.wait(timeout=900) == 0, (tmp_path / "ref.log").read_text()[-3000:]
-
+def test_sigkill_at_several_batches_equals_uninterrupted(
+        tmp_path: Path, crash_reference: CrashReferences, engine: bool) -> None:
+    ref = crash_reference.get(engine)  # the uninterrupted run, shared with the other scenarios
+    job = JOB
     home = tmp_path / "crash"
-    _setup(home, spec)
+    store = _setup(home, ref.spec)
+    assert store == ref.store
     ckpt = home / "checkpoints" / store
     kills = []
-    for batch in (1, 3, 5):
+    for batch in KILL_AT:
         proc = _launch(home, job, tmp_path / "crash.log")
         deadline = time.monotonic() + 600
         while not (ckpt / "offsets" / str(batch)).exists():  # batch started: kill inside it
@@ -129,15 +128,10 @@ def test_sigkill_at_several_batches_equals_uninterrupted(tmp_path: Path, engine:
     proc = _launch(home, job, tmp_path / "crash.log")
     assert proc.wait(timeout=900) == 0, (tmp_path / "crash.log").read_text()[-3000:]
 
-    out_ref = ref_home / "results" / job / store
-    out = home / "results" / job / store
-    ref_panes, ref_late, ref_dead = _results(out_ref)
-    panes, late, dead = _results(out)
-    assert ref_panes, "the reference run produced no panes"
-    assert len(ref_dead) == FILES
-    assert panes == ref_panes, f"kills at {kills}"
-    assert late == ref_late
-    assert dead == ref_dead
+    panes, late, dead = _results(home / "results" / job / store)
+    assert panes == ref.panes, f"kills at {kills}"
+    assert late == ref.late
+    assert dead == ref.dead
 
     from jobs.catalog import Catalog
 
@@ -145,7 +139,7 @@ def test_sigkill_at_several_batches_equals_uninterrupted(tmp_path: Path, engine:
         runs = cat.runs(job)
         snaps = cat.snapshots(job)
         progress = cat.progress(job)
-    assert len(runs) == 4
+    assert len(runs) == len(KILL_AT) + 1
     committed = sorted(int(p.name) for p in (ckpt / "commits").iterdir() if p.name.isdigit())
     assert sorted({s.batch_id for s in snaps}) == committed
     assert sum(p.dead_letters for p in progress) == FILES  # re-run batches not counted twice
@@ -153,9 +147,9 @@ def test_sigkill_at_several_batches_equals_uninterrupted(tmp_path: Path, engine:
 
 def test_sigkill_processing_clock_counts_every_record_once(tmp_path: Path) -> None:
     """The ProcessingTime mode (here: the processing clock, whose windows depend on the wall
-    clock, so two runs cannot be compared pane by pane): kill the driver inside batches 1, 3 and
-    5, restart each time; a re-run batch keeps its batch time (offsets log), so every record is
-    in exactly one final pane and no (key, window) pane appears twice."""
+    clock, so two runs cannot be compared pane by pane): kill the driver inside each batch of
+    ``KILL_AT``, restart each time; a re-run batch keeps its batch time (offsets log), so every
+    record is in exactly one final pane and no (key, window) pane appears twice."""
     inp = tmp_path / "in"
     _input(inp)
     job = "clocked"
@@ -172,7 +166,7 @@ def test_sigkill_processing_clock_counts_every_record_once(tmp_path: Path) -> No
     home = tmp_path / "crash"
     store = _setup(home, spec)
     ckpt = home / "checkpoints" / store
-    for batch in (1, 3, 5):
+    for batch in KILL_AT:
         proc = _launch(home, job, tmp_path / "crash.log")
         deadline = time.monotonic() + 600
         while not (ckpt / "offsets" / str(batch)).exists():

@@ -1,7 +1,9 @@
 """Heavy end-to-end scenarios on a real HDFS, through the real entry point (``python -m
 jobs.run``): exactly once across driver SIGKILLs with checkpoint and results on ``hdfs://``
 (Parquet on the native path, a Delta table on the engine path), and the same job on a Spark
-standalone cluster (a master and two workers) whose checkpoint and results live on HDFS."""
+standalone cluster (a master and two workers) whose checkpoint and results live on HDFS. The
+Parquet scenarios compare with the session's shared uninterrupted local run
+(``tests/crash_reference.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark.test_crash_recovery import FILES, ROOT, _input, _setup, _spec
+from crash_reference import JOB, CrashReferences
+from spark.test_crash_recovery import FILES, KILL_AT, ROOT, _input, _setup, _spec
 
 from jobs.spark.delta_sink import read_table
 from jobs.spark.sinks import read_side
@@ -68,27 +71,36 @@ def _results(spark: Any, hdfs: MiniHdfs, out: str, delta: bool
 
 @pytest.mark.parametrize("engine", [False, True], ids=["native-parquet", "engine-delta"])
 def test_sigkill_on_hdfs_equals_uninterrupted(
-        spark: Any, hdfs: MiniHdfs, tmp_path: Path, engine: bool) -> None:
-    inp = tmp_path / "in"
-    _input(inp)
-    job = "crashy"
-    spec = _spec(job, inp, engine)
-    if engine:
-        spec["sink"] = {"kind": "delta"}
+        spark: Any, hdfs: MiniHdfs, crash_reference: CrashReferences, tmp_path: Path,
+        engine: bool) -> None:
+    job = JOB
     tag = "engine" if engine else "native"
-
-    ref_home = tmp_path / "ref"
-    store = _setup(ref_home, spec)
-    proc = _launch(_env(ref_home, hdfs, f"{tag}-ref"), job, tmp_path / "ref.log")
-    assert proc.wait(timeout=900) == 0, (tmp_path / "ref.log").read_text()[-3000:]
+    if engine:
+        # the Delta sink has no shared reference: its uninterrupted run is on HDFS here
+        inp = tmp_path / "in"
+        _input(inp)
+        spec = _spec(job, inp, engine)
+        spec["sink"] = {"kind": "delta"}
+        ref_home = tmp_path / "ref"
+        store = _setup(ref_home, spec)
+        proc = _launch(_env(ref_home, hdfs, f"{tag}-ref"), job, tmp_path / "ref.log")
+        assert proc.wait(timeout=900) == 0, (tmp_path / "ref.log").read_text()[-3000:]
+        ref = _results(spark, hdfs, f"{hdfs.url}/{tag}-ref/results/{job}/{store}", engine)
+        assert ref[0], "the reference run produced no panes"
+        assert len(ref[2]) == FILES
+    else:
+        # the Parquet sink's uninterrupted run is the session's shared local reference
+        local = crash_reference.get(engine)
+        spec = local.spec
+        ref = (local.panes, local.late, local.dead)
 
     home = tmp_path / "crash"
-    _setup(home, spec)
+    store = _setup(home, spec)
     env = _env(home, hdfs, f"{tag}-crash")
     ckpt = f"{env['TIDEMARK_CHECKPOINT_ROOT']}/{store}"
     st = WebHdfsStorage(hdfs.http)
     kills = []
-    for batch in (1, 3, 5):
+    for batch in KILL_AT:
         proc = _launch(env, job, tmp_path / "crash.log")
         deadline = time.monotonic() + 600
         while not st.exists(join(ckpt, "offsets", str(batch))):  # batch started: kill in it
@@ -101,38 +113,26 @@ def test_sigkill_on_hdfs_equals_uninterrupted(
     proc = _launch(env, job, tmp_path / "crash.log")
     assert proc.wait(timeout=900) == 0, (tmp_path / "crash.log").read_text()[-3000:]
 
-    ref = _results(spark, hdfs, f"{hdfs.url}/{tag}-ref/results/{job}/{store}", engine)
     got = _results(spark, hdfs, f"{env['TIDEMARK_RESULTS_ROOT']}/{job}/{store}", engine)
-    assert ref[0], "the reference run produced no panes"
-    assert len(ref[2]) == FILES
     assert got[0] == ref[0], f"kills at {kills}"
     assert got[1:] == ref[1:]
 
 
 @pytest.mark.parametrize("engine", [True, False], ids=["engine", "native"])
 def test_standalone_cluster_with_checkpoint_and_results_on_hdfs(
-        spark: Any, hdfs: MiniHdfs, tmp_path: Path, engine: bool) -> None:
-    inp = tmp_path / "in"
-    _input(inp)
-    job = "clustered"
-    spec = _spec(job, inp, engine)
+        spark: Any, hdfs: MiniHdfs, crash_reference: CrashReferences, tmp_path: Path,
+        engine: bool) -> None:
+    local = crash_reference.get(engine)  # the local-mode run, shared with the crash scenarios
     tag = "cl-engine" if engine else "cl-native"
-    local = tmp_path / "local"
-    store = _setup(local, spec)
-    proc = _launch(_env(local, hdfs, f"{tag}-local"), job, tmp_path / "local.log")
-    assert proc.wait(timeout=900) == 0, (tmp_path / "local.log").read_text()[-3000:]
-
     with standalone_cluster(tmp_path) as master:
         cluster = tmp_path / "cluster"
-        _setup(cluster, spec)
+        store = _setup(cluster, local.spec)
         job_env = _env(cluster, hdfs, f"{tag}-cluster",
                        TIDEMARK_SPARK_MASTER=master)
         log = tmp_path / "cluster.log"
-        run = _launch(job_env, job, log)
+        run = _launch(job_env, JOB, log)
         assert run.wait(timeout=1200) == 0, log.read_text()[-3000:]
     assert executors_launched(tmp_path)
     assert not (cluster / "checkpoints").exists() and not (cluster / "results").exists()
-    ref = _results(spark, hdfs, f"{hdfs.url}/{tag}-local/results/{job}/{store}", False)
-    got = _results(spark, hdfs, f"{hdfs.url}/{tag}-cluster/results/{job}/{store}", False)
-    assert ref[0], "the local run produced no panes"
-    assert got == ref
+    got = _results(spark, hdfs, f"{hdfs.url}/{tag}-cluster/results/{JOB}/{store}", False)
+    assert got == (local.panes, local.late, local.dead)

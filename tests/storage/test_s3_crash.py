@@ -1,5 +1,6 @@
 """Exactly once across driver SIGKILLs with the checkpoint and the results on ``s3a://`` (the
-suite's S3Proxy), through the real entry point: the results equal an uninterrupted run's."""
+suite's S3Proxy), through the real entry point: the results equal an uninterrupted run's (the
+session's shared local run, ``tests/crash_reference.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from spark.test_crash_recovery import FILES, ROOT, _input, _setup, _spec
+from crash_reference import JOB, CrashReferences
+from spark.test_crash_recovery import KILL_AT, ROOT, _setup
 
 from jobs.storage import join
 from jobs.storage.s3 import S3Storage
@@ -52,22 +54,16 @@ def _results(st: S3Storage, out: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def test_sigkill_with_checkpoint_and_results_on_s3_equals_uninterrupted(
-        s3: S3Server, tmp_path: Path) -> None:
-    inp = tmp_path / "in"
-    _input(inp)
-    job = "crashy"
-    spec = _spec(job, inp, False)
-    store = _setup(tmp_path / "ref", spec)
-    proc = _launch(_env(s3, tmp_path / "ref", "kill-ref"), job, tmp_path / "ref.log")
-    assert proc.wait(timeout=900) == 0, (tmp_path / "ref.log").read_text()[-3000:]
-
+        s3: S3Server, crash_reference: CrashReferences, tmp_path: Path) -> None:
+    ref = crash_reference.get(False)  # the uninterrupted local run, shared with other scenarios
+    job = JOB
     home = tmp_path / "crash"
-    _setup(home, spec)
+    store = _setup(home, ref.spec)
     env = _env(s3, home, "kill-crash")
     ckpt = f"{env['TIDEMARK_CHECKPOINT_ROOT']}/{store}"
     st = S3Storage(s3.options())
     kills = []
-    for batch in (1, 3, 5):
+    for batch in KILL_AT:
         proc = _launch(env, job, tmp_path / "crash.log")
         deadline = time.monotonic() + 600
         while not st.exists(join(ckpt, "offsets", str(batch))):  # batch started: kill in it
@@ -80,9 +76,6 @@ def test_sigkill_with_checkpoint_and_results_on_s3_equals_uninterrupted(
     proc = _launch(env, job, tmp_path / "crash.log")
     assert proc.wait(timeout=900) == 0, (tmp_path / "crash.log").read_text()[-3000:]
 
-    ref = _results(st, f"s3a://{BUCKET}/kill-ref/results/{job}/{store}")
     got = _results(st, f"{env['TIDEMARK_RESULTS_ROOT']}/{job}/{store}")
-    assert ref[0], "the reference run produced no panes"
-    assert len(ref[2]) == FILES
-    assert got[0] == ref[0], f"kills at {kills}"
-    assert got[1:] == ref[1:]
+    assert got[0] == ref.panes, f"kills at {kills}"
+    assert got[1:] == (ref.late, ref.dead)
