@@ -1,7 +1,12 @@
 """The triggered engine's window table to and from the general engine's
-:class:`~jobs.engine.state.EngineState`: snapshots, the Spark host's packed blobs and old
-checkpoints are one format for both engines. Loading refuses (returns False) whatever the
-arrays cannot hold exactly; the engine then runs the general engine on that state."""
+:class:`~jobs.engine.state.EngineState`: snapshots, replay and old checkpoints are one format
+for both engines. Loading refuses (returns False) whatever the arrays cannot hold exactly; the
+engine then runs the general engine on that state.
+
+The table form (``table_state`` / ``load_table``) is the engine's own arrays as plain data,
+for the Spark host's state blob: converting to ``EngineState`` takes a Python step per open
+window, the table form none. ``to_general_state`` of an engine loaded from it is the converter
+to the general format."""
 
 from __future__ import annotations
 
