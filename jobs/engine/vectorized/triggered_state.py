@@ -1,7 +1,12 @@
 """The triggered engine's window table to and from the general engine's
-:class:`~jobs.engine.state.EngineState`: snapshots, the Spark host's packed blobs and old
-checkpoints are one format for both engines. Loading refuses (returns False) whatever the
-arrays cannot hold exactly; the engine then runs the general engine on that state."""
+:class:`~jobs.engine.state.EngineState`: snapshots, replay and old checkpoints are one format
+for both engines. Loading refuses (returns False) whatever the arrays cannot hold exactly; the
+engine then runs the general engine on that state.
+
+The table form (``table_state`` / ``load_table``) is the engine's own arrays as plain data,
+for the Spark host's state blob: converting to ``EngineState`` takes a Python step per open
+window, the table form none. ``to_general_state`` of an engine loaded from it is the converter
+to the general format."""
 
 from __future__ import annotations
 
@@ -217,3 +222,97 @@ def _value_parts(v: Any) -> tuple[int, int, float]:
     if type(v) is float and v == v:
         return 2, 0, v
     return -1, 0, 0.0
+
+
+# ---------------------------------------------------------------- the table form
+
+TABLE_VERSION = 1
+"""Version of :func:`table_state`'s layout (``"v"``); :func:`load_table` refuses others."""
+_ROW_ARRAYS = ("acc_i", "acc_f", "acc_k", "acc_n", "acc_t", "lp_k", "lp_i", "lp_f")
+
+
+def _named(prefix: str, width: int) -> dict[str, int]:
+    """The table's columns by the names of their ``trigger_kernels`` constants (``C_*`` int
+    columns, ``B_*`` flags): a stored table is read by name, not by position."""
+    return {n: int(getattr(K, n)) for n in dir(K)
+            if n.startswith(prefix) and type(getattr(K, n)) is int and 0 <= getattr(K, n) < width}
+
+
+def table_state(eng: TriggeredEngine) -> dict[str, Any]:
+    """The engine's own state as plain data (MessagePack-ready): its live window rows column
+    by column as raw bytes (native int64 / float64 / int8 / bool), keys in code order and the
+    counters. No Python work per window: the Spark host stores this instead of the general
+    state (``jobs.spark.engine_path.state_blob``); :func:`load_table` reads it back and
+    ``to_general_state`` of the loaded engine converts it to the general format."""
+    n = eng.n_rows
+    live = eng.wb[:n, K.B_LIVE]
+    rows = slice(0, n) if bool(live.all()) else np.flatnonzero(live)
+    wi, wb = eng.wi[rows], eng.wb[rows]
+    return {
+        "v": TABLE_VERSION,
+        "n": int(wi.shape[0]),
+        "fns": list(eng._fn_names),
+        "names": list(eng._names),
+        "wi": {name: np.ascontiguousarray(wi[:, c]).tobytes()
+               for name, c in _named("C_", K.N_INT_COLS).items()},
+        "wb": {name: np.ascontiguousarray(wb[:, c]).tobytes()
+               for name, c in _named("B_", K.N_FLAGS).items()},
+        "acc": {name: [getattr(eng, name).dtype.str,
+                       np.ascontiguousarray(getattr(eng, name)[rows]).tobytes()]
+                for name in _ROW_ARRAYS},
+        "keys": list(eng.keys.values),
+        "key_max_t": np.ascontiguousarray(eng.key_max_t[: len(eng.keys)]).tobytes(),
+        "wm": int(eng.wm), "max_t": eng.max_t, "seq": int(eng.seq),
+        "processing_time": int(eng.processing_time), "ended": bool(eng.ended),
+        "sum_bound": float(eng._sum_bound),
+        "late_totals": [[kj, *v] for kj, v in eng.late_totals_by_key.items()],
+        "late_deltas": [[k, *v] for k, v in eng.late_deltas.items()],
+    }
+
+
+def load_table(eng: TriggeredEngine, data: dict[str, Any]) -> None:
+    """Load :func:`table_state`'s data into a fresh engine of the same definition; a
+    :class:`~jobs.engine.errors.EngineError` names what does not fit (another version, other
+    aggregations, a column this engine's table does not know)."""
+    from jobs.engine.errors import EngineError
+
+    if data.get("v") != TABLE_VERSION:
+        raise EngineError(f"engine state table: version {data.get('v')!r} is not "
+                          f"{TABLE_VERSION} (the one this engine reads)")
+    if list(data["fns"]) != list(eng._fn_names) or list(data["names"]) != list(eng._names):
+        raise EngineError("engine state table: its aggregations "
+                          f"{list(zip(data['names'], data['fns'], strict=True))} are not the "
+                          "definition's")
+    n = int(data["n"])
+    eng._alloc(max(64, 2 * n))
+    for group, prefix, width, arr, dtype in (("wi", "C_", K.N_INT_COLS, eng.wi, np.int64),
+                                             ("wb", "B_", K.N_FLAGS, eng.wb, np.bool_)):
+        stored = data[group]
+        for name, c in _named(prefix, width).items():
+            if name not in stored:
+                raise EngineError(f"engine state table: no column {name}")
+            arr[:n, c] = np.frombuffer(stored[name], dtype=dtype, count=n)
+    a = eng.acc_i.shape[1]
+    for name in _ROW_ARRAYS:
+        dt, raw = data["acc"][name]
+        arr = getattr(eng, name)
+        arr[:n] = np.frombuffer(raw, dtype=np.dtype(dt), count=n * a).reshape(n, a)
+    keys = data["keys"]
+    for k in keys:
+        eng.keys.code_of(k)
+    if len(eng.keys) != len(keys):
+        raise EngineError("engine state table: two stored keys are the same key")
+    eng.key_max_t = np.frombuffer(data["key_max_t"], dtype=np.int64, count=len(keys)).copy()
+    eng.n_rows = n
+    eng._rehash(4 * max(64, 2 * n))
+    eng._next_deadline = int(K.min_deadline(eng._p, eng.wi, eng.wb, n))
+    eng._next_timer = int(K.min_timer(eng.wi, eng.wb, n))
+    eng.wm = int(data["wm"])
+    eng.max_t = data["max_t"]
+    eng.seq = int(data["seq"])
+    eng.processing_time = int(data["processing_time"])
+    eng.ended = bool(data["ended"])
+    eng._sum_bound = float(data["sum_bound"])
+    eng.late_totals_by_key = {row[0]: list(row[1:]) for row in data["late_totals"]}
+    eng.late_deltas = {row[0]: list(row[1:]) for row in data["late_deltas"]}
+    eng._set_dues()

@@ -17,7 +17,8 @@ One module per concern:
 | ``time_mode`` | the operator's time mode (``EventTime`` / ``ProcessingTime``), fixed per checkpoint |
 | ``processor`` | :class:`EngineProcessor`, Spark's ``StatefulProcessor``: catch-up, ingest, timers, side files |
 | ``batch_input`` | a pandas frame of one bucket's records as the engine's ``RecordBatch`` |
-| ``output`` | the operator's output rows (panes) as a pandas frame |
+| ``engine_calls`` | the engine calls of one processor call, columnar where the engine has it, and their output split into panes and side emissions |
+| ``output`` | the operator's output rows (panes) as a pandas frame, from ``Pane`` objects or pane columns |
 | ``dead_letters`` | dead letters marked in SQL and their text rebuilt from pandas, as the gate writes it |
 | ``state_blob`` | the state blob codec (engine state <-> bytes in the ``engine`` value state) |
 | ``engine_cache`` | a Python worker's engines kept between micro-batches |

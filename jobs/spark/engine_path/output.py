@@ -1,6 +1,8 @@
 """The operator's output rows: panes as columns of a pandas frame (``OUTPUT_DDL``), built
 column by column from the panes' fields (a pane row holds exactly what its ``to_json()`` holds,
-key and values as canonical JSON text), without a ``to_json()`` per pane."""
+key and values as canonical JSON text), without a ``to_json()`` per pane. Engines that return
+their panes as columns (:class:`~jobs.engine.vectorized.emission_columns.PaneColumns`) get their
+rows straight from those arrays (``pane_frame``), without a ``Pane`` object per row."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from jobs.engine.records import Pane, jsonable, key_json
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from jobs.engine.vectorized.emission_columns import PaneColumns
 
 OUTPUT_DDL = (
     "kind STRING, seq BIGINT, key STRING, window_start BIGINT, window_end BIGINT, "
@@ -183,3 +187,86 @@ def emission_frame(emissions: list[Any], late_counts: list[dict[str, Any]]
     cols = emission_columns(emissions, late_counts)
     return pd.DataFrame({c: _typed(cols[c]) for c in OUT_COLUMNS}, columns=OUT_COLUMNS)
 
+
+
+def _column_key_texts(cols: PaneColumns) -> list[str]:
+    """``key_json(jsonable(key))`` per pane from the key codes: the key table's canonical JSON
+    where every key is a str or an int (the same text), else computed once per distinct key."""
+    import numpy as np
+
+    codes = cols.key_codes
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    keys = cols.key_table.object_array()[uniq].tolist()
+    if set(map(type, keys)) <= {str, int}:
+        return cols.key_table.json_array()[codes].tolist()
+    texts = np.empty(len(keys), dtype=object)
+    texts[:] = [key_json(jsonable(k)) for k in keys]
+    return texts[inverse].tolist()
+
+
+def _column_value_texts(cols: PaneColumns) -> list[str]:
+    """``_values_text`` of each pane's values dict: one ``%`` template over the columns when
+    each is int64 or finite float64 (``str`` of such a value is its JSON text), else through
+    the values dicts."""
+    import numpy as np
+
+    names = list(cols.values)
+    arrays = list(cols.values.values())
+    simple = all(a.dtype == np.int64 or (a.dtype == np.float64 and bool(np.isfinite(a).all()))
+                 for a in arrays)
+    if not simple or not all(type(n) is str for n in names):
+        prefixes: dict[str, str] = {}
+        return [_values_text(v, prefixes) for v in (p.values for p in cols.to_panes())]
+    if not names:
+        return ["{}"] * len(cols)
+    template = "{" + ",".join(_encode_str(n).replace("%", "%%") + ":%s" for n in names) + "}"
+    lists = [a.tolist() for a in arrays]
+    if len(lists) == 1:
+        return [template % (v,) for v in lists[0]]
+    return list(map(template.__mod__, zip(*lists, strict=True)))
+
+
+def pane_columns(cols: PaneColumns) -> dict[str, list[Any]]:
+    """The output rows of columnar panes (``seq`` from 0), exactly as ``emission_columns``
+    builds them from the same panes as objects."""
+    from jobs.engine.vectorized.columns import _wm_or_none
+    from jobs.engine.vectorized.emission_columns import TIMINGS
+
+    m = len(cols)
+    out: dict[str, list[Any]] = {"kind": ["pane"] * m, "seq": list(range(m)),
+                                 "key": _column_key_texts(cols)}
+    out["window_start"] = [None] * m if cols.window_start is None else cols.window_start.tolist()
+    out["window_end"] = [None] * m if cols.window_end is None else cols.window_end.tolist()
+    if cols.first_event_time is None or cols.last_event_time is None:
+        out["first_event_time"] = [None] * m
+        out["last_event_time"] = [None] * m
+    else:
+        out["first_event_time"] = cols.first_event_time.tolist()
+        out["last_event_time"] = cols.last_event_time.tolist()
+    names = list(TIMINGS)
+    out["timing"] = [names[t] for t in cols.timing.tolist()]
+    out["pane_index"] = cols.pane_index.tolist()
+    out["is_first"] = cols.is_first.tolist()
+    out["is_last"] = cols.is_last.tolist()
+    out["retraction"] = cols.retraction.tolist()
+    out["values"] = _column_value_texts(cols)
+    out["emitted_at"] = cols.emitted_at.tolist()
+    out["watermark"] = list(map(_wm_or_none, cols.watermark.tolist()))
+    out["payload"] = [None] * m
+    return {c: out[c] for c in OUT_COLUMNS}
+
+
+def pane_frame(parts: list[PaneColumns]) -> pd.DataFrame | None:
+    """The output rows of several calls' columnar panes, in order (``None`` when there are
+    none): the frame ``emission_frame`` builds from the same panes as objects."""
+    import pandas as pd
+
+    built = [pane_columns(p) for p in parts if len(p)]
+    if not built:
+        return None
+    if len(built) == 1:
+        cols = built[0]
+    else:
+        cols = {c: [v for b in built for v in b[c]] for c in OUT_COLUMNS}
+        cols["seq"] = list(range(len(cols["seq"])))
+    return pd.DataFrame({c: _typed(cols[c]) for c in OUT_COLUMNS}, columns=OUT_COLUMNS)

@@ -33,15 +33,20 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from jobs.engine import make_engine
 from jobs.engine.protocol import WindowingEngine
-from jobs.engine.records import Emission, Pane
 from jobs.spark.engine_path.batch_input import record_batch
 from jobs.spark.engine_path.config import ARRIVAL, DEAD, STATE_NAME, HostConfig, engine_mode
 from jobs.spark.engine_path.dead_letters import dead_letter_lines
 from jobs.spark.engine_path.engine_cache import cache_key, remember, take_cached
-from jobs.spark.engine_path.output import emission_frame
+from jobs.spark.engine_path.engine_calls import (
+    Output,
+    advance_watermark,
+    ingest,
+    output_frame,
+    split_output,
+)
 from jobs.spark.engine_path.packing import unpack_frame
 from jobs.spark.engine_path.profiling import phase, task_profile
-from jobs.spark.engine_path.state_blob import blob_token, encode_state, restore_engine
+from jobs.spark.engine_path.state_blob import blob_token, encode_engine, restore_engine
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +92,7 @@ class EngineProcessor(StatefulProcessor):
 
     def _save(self, eng: WindowingEngine, key: Any) -> None:
         with phase(self.prof, "state_encode"):
-            blob, token = encode_state(eng.state)
+            blob, token = encode_engine(eng)
         with phase(self.prof, "state_update"):
             self.state.update((blob,))
         if token is not None:
@@ -99,28 +104,28 @@ class EngineProcessor(StatefulProcessor):
         wm = int(timer_values.getCurrentWatermarkInMs())
         return wm - self.cfg.shift if wm > 0 else None
 
-    def _catch_up(self, eng: WindowingEngine, timer_values: Any) -> list[Emission]:
+    def _catch_up(self, eng: WindowingEngine, timer_values: Any) -> list[Output]:
         """Bring the engine to where the previous batch left the job: its processing time,
         then the watermark it established (fires what that closed, as replay does)."""
         cfg = self.cfg
-        out: list[Emission] = []
+        out: list[Output] = []
         wm = self._watermark(timer_values)
         if cfg.time_mode == "ProcessingTime":
             # the clock matters on its own (timers, idle advance, the processing clock):
             # always catch up with the previous batch's time, then with its watermark
             prev = previous_batch_time(cfg)
             if prev is not None:
-                out.extend(eng.advance_processing_time(prev))
+                out.append(eng.advance_processing_time(prev))
             if self.mode == "external" and wm is not None:
-                out.extend(eng.advance_watermark(wm))
+                out.append(advance_watermark(eng, wm))
             return out
         current = eng.watermark
         if self.mode != "external" or wm is None or (current is not None and wm <= current):
             return out
         prev = previous_batch_time(cfg)
         if prev is not None:
-            out.extend(eng.advance_processing_time(prev))
-        out.extend(eng.advance_watermark(wm))
+            out.append(eng.advance_processing_time(prev))
+        out.append(advance_watermark(eng, wm))
         return out
 
     def _rearm(self, timer_values: Any) -> None:
@@ -136,7 +141,7 @@ class EngineProcessor(StatefulProcessor):
 
     # ------------------------------------------------------------ calls
 
-    def _finish(self, emissions: list[Emission], eng: WindowingEngine, key: Any,
+    def _finish(self, parts: list[Output], eng: WindowingEngine, key: Any,
                 timer_values: Any) -> pd.DataFrame | None:
         """Drain late counts (before saving: the deltas must not be restored and counted again
         next batch), save the state, re-arm the timer; the output rows (panes only: late
@@ -146,15 +151,13 @@ class EngineProcessor(StatefulProcessor):
         ident = self.cfg.ident
         prof = self.prof
         with phase(prof, "side_lines"):
-            panes = [e for e in emissions if type(e) is Pane]
-            if len(panes) != len(emissions):
-                for e in emissions:
-                    if type(e) is not Pane:
-                        self._add_side(engine_side_line(ident, e.to_json()))
+            segments, side = split_output(parts)
+            for e in side:
+                self._add_side(engine_side_line(ident, e.to_json()))
             for c in eng.drain_late_counts():
                 self._add_side(engine_side_line(ident, {**c, "type": "late_count"}))
         with phase(prof, "pane_rows"):
-            frame = emission_frame(panes, [])
+            frame = output_frame(segments)
         self._save(eng, key)
         with phase(prof, "timers"):
             self._rearm(timer_values)
@@ -201,7 +204,7 @@ class EngineProcessor(StatefulProcessor):
         with phase(prof, "record_batch"):
             batch = record_batch(frame, cfg, pt)
         with phase(prof, "ingest"):
-            out.extend(eng.ingest(batch))
+            out.append(ingest(eng, batch))
         return self._finish(out, eng, key, timer_values)
 
     def _expired_timer(self, key: Any, timer_values: Any) -> pd.DataFrame | None:
@@ -209,7 +212,7 @@ class EngineProcessor(StatefulProcessor):
         with phase(self.prof, "catch_up"):
             out = self._catch_up(eng, timer_values)
         if not self.cfg.arrival:
-            out.extend(eng.advance_processing_time(
+            out.append(eng.advance_processing_time(
                 int(timer_values.getCurrentProcessingTimeInMs())))
         return self._finish(out, eng, key, timer_values)
 

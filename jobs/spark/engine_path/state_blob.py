@@ -2,7 +2,12 @@
 
 Layout: a tag byte, a 16-byte token (unique per save: the worker's engine cache checks it,
 ``engine_cache``), then MessagePack of the general engine's packed state
-(``EngineState.pack``, tag 1) or of any other engine's JSON snapshot (tag 2). State that
+(``EngineState.pack``, tag 1), of any other engine's JSON snapshot (tag 2), or of the triggered
+engine's own window table (``triggered_state.table_state``, tag 3: its columns as raw bytes,
+versioned inside, written without a Python step per window). A tag-3 blob needs the definition
+to be read: ``restore_engine`` loads it, ``general_state`` converts it to the general engine's
+``EngineState`` (``tidemark state`` / inspect read blobs through ``restore_engine``). Blobs of
+tags 1 and 2 (checkpoints written before tag 3) still restore on the triggered engine. State that
 MessagePack cannot hold (integers beyond 64 bits, unpaired surrogates) is written as a
 zlib-compressed JSON snapshot (first byte 0x78, no token), the form blobs had before the tags,
 which therefore still restore. RocksDB compresses the store itself, so a tagged blob is not
@@ -25,6 +30,8 @@ BLOB_PACKED = 1
 """Tag: MessagePack of ``EngineState.pack()`` (the general engine)."""
 BLOB_SNAPSHOT = 2
 """Tag: MessagePack of ``state.snapshot()`` (any other engine state)."""
+BLOB_TABLE = 3
+"""Tag: MessagePack of ``table_state(engine)`` (the triggered engine on its arrays)."""
 TOKEN_BYTES = 16
 
 
@@ -48,9 +55,27 @@ def encode_state(state: EngineSnapshot) -> tuple[bytes, bytes | None]:
     return bytes((tag,)) + token + body, token
 
 
+def encode_engine(eng: WindowingEngine) -> tuple[bytes, bytes | None]:
+    """The blob for ``eng``'s state and its token: the triggered engine's own table (tag 3)
+    while it runs on its arrays, else ``encode_state(eng.state)``."""
+    import msgspec
+
+    from jobs.engine.vectorized.triggered import TriggeredEngine
+    from jobs.engine.vectorized.triggered_state import table_state
+
+    if type(eng) is TriggeredEngine and eng.general is None:
+        try:
+            body = msgspec.msgpack.encode(table_state(eng))
+        except (OverflowError, UnicodeEncodeError, TypeError):
+            return encode_state(eng.state)
+        token = os.urandom(TOKEN_BYTES)
+        return bytes((BLOB_TABLE,)) + token + body, token
+    return encode_state(eng.state)
+
+
 def blob_token(blob: bytes) -> bytes | None:
     """The token a tagged blob carries (``None`` for the zlib-JSON form)."""
-    if blob[:1] in (b"\x01", b"\x02"):
+    if blob[:1] in (b"\x01", b"\x02", b"\x03"):
         return bytes(blob[1:1 + TOKEN_BYTES])
     return None
 
@@ -67,6 +92,9 @@ def decode_state(blob: bytes, state_cls: Any) -> Any:
     tag = blob[0] if blob else None
     if tag == BLOB_PACKED:
         return EngineState.unpack(msgspec.msgpack.decode(blob[1 + TOKEN_BYTES:]))
+    if tag == BLOB_TABLE:
+        raise EngineError("engine state blob: a triggered engine's table (tag 3) is read with "
+                          "the definition (restore_engine, general_state)")
     if tag == BLOB_SNAPSHOT:
         return _restore(state_cls, msgspec.msgpack.decode(blob[1 + TOKEN_BYTES:]))
     try:
@@ -80,7 +108,25 @@ def restore_engine(defn: Definition, blob: bytes,
                    mode: Literal["internal", "external"]) -> WindowingEngine:
     """The engine ``make_engine`` picks for ``defn``, resumed from ``blob``."""
     probe = make_engine(defn, None, mode)
+    blob = bytes(blob)
+    if blob[:1] == bytes((BLOB_TABLE,)):
+        import msgspec
+
+        from jobs.engine.vectorized.triggered import TriggeredEngine
+        from jobs.engine.vectorized.triggered_state import load_table
+
+        # a definition that no longer picks the triggered engine gets the general state
+        eng = probe if type(probe) is TriggeredEngine else TriggeredEngine(defn, None, mode)
+        load_table(eng, msgspec.msgpack.decode(blob[1 + TOKEN_BYTES:]))
+        return eng if eng is probe else make_engine(defn, eng.state, mode)
     return make_engine(defn, decode_state(blob, type(probe.state)), mode)
+
+
+def general_state(defn: Definition, blob: bytes) -> EngineSnapshot:
+    """The converter to the general format: the state a blob of any tag holds, as the
+    engine ``make_engine`` picks for ``defn`` reports it (an ``EngineState`` for the triggered
+    engine's table, converted from the loaded arrays)."""
+    return restore_engine(defn, blob, "external").state
 
 
 def _restore(state_cls: Any, snap: dict[str, Any]) -> Any:
