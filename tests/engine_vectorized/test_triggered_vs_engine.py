@@ -330,3 +330,28 @@ def test_resumes_a_checkpoint_the_general_engine_wrote(
         out.extend(e.to_json() for e in eng.end_of_input())
         results.append((canon(out), observe(eng)))
     assert results[0] == results[1]
+
+
+def test_hopping_windows_of_a_record_when_size_is_not_a_multiple_of_step() -> None:
+    """A record's hopping windows come from one division (the last window, then back by the
+    windows per record, or one fewer): size 10, step 4 gives a record 2 or 3 windows, around
+    an offset alignment and negative event times."""
+    defn = load_definition({
+        "name": "d", "key": "k", "event_time": "t",
+        "window": {"type": "hopping", "size": 10, "step": 4, "align_to": 3},
+        "aggregations": [{"name": "n", "fn": "count"}],
+        "watermark": {"delay": 0},
+        "trigger": {"emit": "custom", "early": {"count": 1}, "on_time": True},
+        "accumulation": "retracting",
+    })
+    eng = make_engine(defn)
+    assert isinstance(eng, TriggeredEngine)
+    out = eng.ingest(batch_of(defn, Instant(1000, [("a", 3, 1)])))
+    # windows [k*4 + 3, k*4 + 13) holding 3: k = -2, -1, 0 (3 windows)
+    assert [(p.window_start, p.window_end) for p in out] == [(-5, 5), (-1, 9), (3, 13)]
+    out = eng.ingest(batch_of(defn, Instant(1001, [("b", -6, 1)])))
+    # -6 is before the watermark (3): late, in [-13, -3) and [-9, 1) (2 windows)
+    assert [(p.type, p.window_start) for p in out] == [("late", -13), ("late", -9)]
+    insts = [Instant(1000 + i, [("a", t, 1), ("b", t + 1, 1)])
+             for i, t in enumerate([-21, -8, -7, 0, 1, 2, 6, 7, 12, 13, 30])]
+    assert run(defn, insts, None, triggered=True) == run(defn, insts, None, triggered=False)

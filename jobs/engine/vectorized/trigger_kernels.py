@@ -215,20 +215,29 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
             return r, n_rows, o, na, min_close, h_fill
         k = codes[r]
         t = times[r]
+        # the record's first window start, window count and first window slot, with one
+        # division (hopping: the first window is the last's wpr - 1 predecessor, or the one
+        # after it when that one ends at or before t)
         if wtype == WT_TUMBLING:
-            first_s = align + ((t - align) // size) * size
+            last_k = (t - align) // size
+            first_s = align + last_k * size
             n_w = 1
             st = size
+            slot0 = 0
         elif wtype == WT_HOPPING:
             last_k = (t - align) // step
-            first_k = (t - size - align) // step + 1
+            first_k = last_k - wpr + 1
+            if align + first_k * step + size <= t:
+                first_k += 1
             first_s = align + first_k * step
             n_w = last_k - first_k + 1
             st = step
+            slot0 = first_k % wpr
         else:
             first_s = GLOBAL_START
             n_w = 1
             st = 0
+            slot0 = 0
         if event_basis and t < wm0:
             for j in range(n_w):
                 s = first_s + j * st
@@ -243,7 +252,9 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
         for j in range(n_w):
             s = first_s + j * st
             close = INT64_MAX if wtype == WT_GLOBAL else s + size
-            slot = 0 if wtype == WT_GLOBAL else ((s - align) // st) % wpr
+            slot = slot0 + j
+            if slot >= wpr:
+                slot -= wpr
             row = kcache[k, slot]
             if not (row >= 0 and row < n_rows and wb[row, B_LIVE] and wi[row, C_KEY] == k
                     and wi[row, C_START] == s):
