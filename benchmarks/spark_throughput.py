@@ -14,14 +14,8 @@ the availableNow trigger. Variants:
   Delta sink; ``storage_cost`` reports their events/s and batch p95 next to local Parquet
   (``tidemark_native``, which must be in the same run) and whether their panes are identical.
 - ``spark_native_kafka`` / ``tidemark_native_kafka`` / ``tidemark_engine_kafka`` (not in the
-  default list): the same events produced into a 2-partition topic of a real broker started for
-  the run (keyed by team, in file order), read with ``maxOffsetsPerTrigger`` = events / files
-  (as many batches as the files variants); the hand-written query on tidemark's session (equal
-  tuning; it also carries the Kafka connector's jars) against tidemark's two paths. ``kafka``
-  reports their ratios to ``spark_native_kafka``, whether the native panes are identical and,
-  in ``native_differences``, how many differing windows tidemark's late records account for
-  exactly (the hand-written query judges late rows against a watermark one batch older:
-  docs/kafka.md, "The native path and a hand-written Spark query").
+  default list): the same events read from a 2-partition topic of a real broker started for the
+  run (benchmarks/spark_kafka_variants.py says how, and what the ``kafka`` section reports).
 Ratios are reported against both baselines (``ratio_vs_spark_native`` and
 ``..._tuned``). Writes benchmarks/results/spark_throughput.json:
 
@@ -70,7 +64,17 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from jobs.spark.session import ROCKSDB_PROVIDER  # noqa: E402  (after the path)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from spark_kafka_variants import (  # noqa: E402  (after the path)
+    KAFKA_VARIANTS,
+    kafka_options,
+    kafka_report,
+    late_by_window,
+    spark_native_kafka,
+    start_kafka,
+)
+
+from jobs.spark.session import ROCKSDB_PROVIDER  # noqa: E402
 
 T0 = 1_767_225_600_000
 HOUR = 3_600_000
@@ -128,9 +132,6 @@ def _tree_cpu_s(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-KAFKA_VARIANTS = ("spark_native_kafka", "tidemark_native_kafka", "tidemark_engine_kafka")
-"""The same events read from a Kafka topic (BENCH_KAFKA_BOOTSTRAP, BENCH_KAFKA_TOPIC and
-BENCH_KAFKA_PER_TRIGGER in the children's environment, set by the driver)."""
 STORAGE_VARIANTS = ("tidemark_native_hdfs", "tidemark_native_delta")
 """The native path's job with its checkpoint and Parquet results on HDFS (a MiniDFSCluster the
 benchmark starts), and with a Delta sink on the local disk: the cost of remote storage and of
@@ -160,7 +161,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         progress = _spark_native(spark, data, work)
         panes_path = str(work / "spark_native_out")
     elif variant == "spark_native_kafka":
-        progress = _spark_native_kafka(spark, work)
+        progress = spark_native_kafka(spark, work, SCHEMA)
         panes_path = str(work / "spark_native_out")
     else:
         from jobs.definition import load_definition
@@ -172,7 +173,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
             raw["sink"] = {"kind": "delta"}
         if variant in KAFKA_VARIANTS:
             raw["source"] = {"kind": "kafka", "format": "json", "schema": SCHEMA,
-                             "options": _kafka_options()}
+                             "options": kafka_options()}
         defn = load_definition(raw)
         ctx = JobContext.create(defn, settings)
         runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
@@ -212,7 +213,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
     }
     result["panes"] = _panes(spark, panes_path, variant, work)
     if variant == "tidemark_native_kafka":
-        result["late"] = _late_by_window(Path(ctx.late_path), work / f"{variant}.late.txt")
+        result["late"] = late_by_window(Path(ctx.late_path), work / f"{variant}.late.txt")
     spark.stop()
     return result
 
@@ -264,62 +265,6 @@ def _spark_native(spark: Any, data: Path, work: Path) -> list[dict[str, Any]]:
     return [json.loads(p.json) for p in q.recentProgress]
 
 
-def _kafka_options() -> dict[str, str]:
-    return {"kafka.bootstrap.servers": os.environ["BENCH_KAFKA_BOOTSTRAP"],
-            "subscribe": os.environ["BENCH_KAFKA_TOPIC"], "startingOffsets": "earliest",
-            "maxOffsetsPerTrigger": os.environ["BENCH_KAFKA_PER_TRIGGER"]}
-
-
-def _spark_native_kafka(spark: Any, work: Path) -> list[dict[str, Any]]:
-    """The hand-written query of ``_spark_native`` reading the topic instead of the files."""
-    from pyspark.sql import functions as F
-
-    reader = spark.readStream.format("kafka")
-    for name, value in _kafka_options().items():
-        reader = reader.option(name, value)
-    df = (reader.load().select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("r"))
-          .select("r.*").withColumn("ts", F.timestamp_millis("et"))
-          .withWatermark("ts", "2 seconds"))
-    agg = df.groupBy(F.window("ts", "1 minute"), "team").agg(
-        F.sum("score").alias("total"), F.count(F.lit(1)).alias("n"))
-    q = (agg.writeStream.outputMode("append").format("parquet")
-         .option("path", str(work / "spark_native_out"))
-         .option("checkpointLocation", str(work / "spark_native_ckpt"))
-         .trigger(availableNow=True).start())
-    q.awaitTermination()
-    return [json.loads(p.json) for p in q.recentProgress]
-
-
-def start_kafka(base: Path, data: Path, events: int, files: int) -> Any:
-    """A broker for the Kafka variants, with the generated events in a 2-partition topic (file
-    order, keyed by team); the children find it in their environment."""
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    from jobs.kafka.broker import KafkaBroker
-
-    broker = KafkaBroker(base / "kafka", heap="1g").start()
-    topic = "bench-events"
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(60)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50,
-                         "batch.num.messages": 10000, "compression.type": "lz4"})
-    for f in sorted(data.glob("part-*.json")):
-        for line in f.read_text().splitlines():
-            team = line[9:line.index('"', 9)]  # {"team":"t123",...
-            while True:
-                try:
-                    producer.produce(topic, value=line.encode(), key=team.encode())
-                    break
-                except BufferError:  # the local queue is full: let it drain
-                    producer.poll(0.5)
-        producer.poll(0)
-    assert producer.flush(120) == 0, "the benchmark broker did not take every event"
-    os.environ.update({"BENCH_KAFKA_BOOTSTRAP": broker.bootstrap, "BENCH_KAFKA_TOPIC": topic,
-                       "BENCH_KAFKA_PER_TRIGGER": str(max(1, events // files))})
-    return broker
-
-
 def _panes(spark: Any, path: str, variant: str, work: Path) -> str | None:
     """Final panes as a file of sorted lines (key, window_start, total, n) for comparison."""
     from pyspark.sql import functions as F
@@ -346,42 +291,6 @@ def _panes(spark: Any, path: str, variant: str, work: Path) -> str | None:
     out = work / f"{variant}.panes.txt"
     out.write_text("\n".join(lines))
     return str(out)
-
-
-def _late_by_window(late_dir: Path, out: Path) -> str:
-    """tidemark's late records per window as sorted lines (key, window_start, count, score
-    sum): what the hand-written query, which judges a batch against the watermark one batch
-    older, still aggregated (docs/kafka.md, "The native path and a hand-written query")."""
-    per: dict[tuple[str, int], list[int]] = {}
-    for f in sorted(late_dir.glob("batch_id=*/part-*.jsonl")):
-        for line in f.read_text().splitlines():
-            if line.strip():
-                o = json.loads(line)
-                acc = per.setdefault((json.loads(o["key"]), o["window_start"]), [0, 0])
-                acc[0] += 1
-                acc[1] += int(json.loads(o["record"]).get("score") or 0)
-    out.write_text("\n".join(sorted(f"{k}|{ws}|{n}|{s}" for (k, ws), (n, s) in per.items())))
-    return str(out)
-
-
-def explain_kafka_differences(spark_panes: str, tidemark_panes: str, late: str
-                              ) -> dict[str, Any]:
-    """Windows whose final pane differs between the hand-written query and tidemark's native
-    path, and how many of them tidemark's late records account for exactly (the hand-written
-    count and sum = tidemark's + its late records' in that window)."""
-    def table(path: str) -> dict[tuple[str, str], tuple[int, int]]:
-        rows = (line.split("|") for line in Path(path).read_text().splitlines() if line)
-        return {(r[0], r[1]): (int(r[3]), int(r[2])) for r in rows}  # (n, total)
-
-    theirs, mine = table(spark_panes), table(tidemark_panes)
-    late_rows = (line.split("|") for line in Path(late).read_text().splitlines() if line)
-    added = {(r[0], r[1]): (int(r[2]), int(r[3])) for r in late_rows}
-    differ = {w for w in theirs.keys() | mine.keys() if theirs.get(w) != mine.get(w)}
-    explained = {w for w in differ if w in theirs and added.get(w) is not None
-                 and theirs[w][0] == mine.get(w, (0, 0))[0] + added[w][0]
-                 and theirs[w][1] == mine.get(w, (0, 0))[1] + added[w][1]}
-    return {"windows_differing": len(differ), "explained_by_late_records": len(explained),
-            "tidemark_late_records": sum(n for n, _ in added.values())}
 
 
 # ---------------------------------------------------------------- driver
@@ -574,27 +483,7 @@ def main() -> int:
                     r["events_per_s"] / local["events_per_s"], 3),
                 "panes_identical_to_local_parquet": same,
             }
-        kafka: dict[str, Any] = {}
-        ref_k = by.get("spark_native_kafka") or {}
-        for v in KAFKA_VARIANTS[1:]:
-            r = by.get(v) or {}
-            if r.get("events_per_s") and ref_k.get("events_per_s"):
-                kafka[v] = {"ratio_vs_spark_native_kafka": round(
-                    r["events_per_s"] / ref_k["events_per_s"], 3)}
-                if r.get("steady_events_per_s") and ref_k.get("steady_events_per_s"):
-                    kafka[v]["steady_ratio_vs_spark_native_kafka"] = round(
-                        r["steady_events_per_s"] / ref_k["steady_events_per_s"], 3)
-        mine_k = (by.get("tidemark_native_kafka") or {}).get("panes")
-        if ref_k.get("panes") and mine_k:
-            a = set(Path(ref_k["panes"]).read_text().splitlines())
-            b = set(Path(mine_k).read_text().splitlines())
-            kafka["native_panes_identical"] = {"spark_native_kafka_panes": len(a),
-                                               "tidemark_native_kafka_panes": len(b),
-                                               "identical": a == b}
-            late_k = (by.get("tidemark_native_kafka") or {}).get("late")
-            if late_k:
-                kafka["native_differences"] = explain_kafka_differences(
-                    ref_k["panes"], mine_k, late_k)
+        kafka = kafka_report(by)
         for r in [*runs, *results]:
             r.pop("panes", None)
             r.pop("late", None)

@@ -84,8 +84,12 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
         parsed = F.from_csv(text, f"{src.schema}, {CORRUPT_COLUMN} STRING", parse_opts)
     else:
         parsed = F.from_json(text, parse_schema, parse_opts)
+    # the parsed struct comes out of a one-row generator: a filter over a plain projection
+    # would be pushed below it with ``from_json`` inlined into its condition (the gate's
+    # condition names the parsed fields up to 31 times: the value parsed several times per
+    # record), whereas a filter over a generator's output stays above it (parsed once)
     staged = raw.select(
-        parsed.alias("__v"),
+        F.inline(F.array(F.struct(parsed.alias("__v")))),
         text.alias("__text"),
         F.col("key").cast("string").alias("kafka_key"),
         F.col("topic").alias("kafka_topic"),
