@@ -101,6 +101,21 @@ def test_panes_equal_replay_and_dead_letters_carry_offsets(
     assert by_offset[offset_of[bad[100]]]["reason"] == ET_REASON
 
 
+def test_the_native_query_parses_each_value_once(
+        spark: Any, broker: KafkaBroker, settings: Any) -> None:
+    """The gate's condition names the parsed fields many times; Spark must not push it below
+    the parse with ``from_json`` inlined into it (each value parsed several times a record):
+    the optimized plan holds one ``from_json``, as a hand-written ``from_json`` query does.
+    Analysis only: the query is built, not started."""
+    defn = kafka_definition(broker, create_topic(broker, partitions=1))
+    runner = JobRunner(spark, JobContext.create(defn, settings), RunOptions(until_idle=True))
+    writer = runner.build()
+    assert runner.gate_kind == "jvm"
+    df = writer._df
+    plan = spark._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
+    assert plan.count("from_json(") == 1, plan
+
+
 @pytest.mark.heavy
 def test_slow_partition_records_fall_behind_the_global_watermark(
         spark: Any, broker: KafkaBroker, settings: Any) -> None:
