@@ -214,8 +214,11 @@ def drive_columns(engine: Any, batches: list[RecordBatch]) -> dict[str, int]:
     counts = {"panes": 0, "late": 0}
 
     def take(out: Any) -> None:
-        counts["late"] += len(out.before) + out.panes.late_count
-        counts["panes"] += out.panes.pane_count
+        # ``before``: objects ahead of the columns (late lines, and under ``scope: key`` the
+        # panes a unit's records fired between them)
+        n_before_panes = sum(1 for e in out.before if e.type == "pane")
+        counts["late"] += len(out.before) - n_before_panes + out.panes.late_count
+        counts["panes"] += n_before_panes + out.panes.pane_count
 
     for b in batches:
         take(engine.ingest_columns(b))
