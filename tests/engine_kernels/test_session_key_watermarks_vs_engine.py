@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobs.definition.model import (
+    INFINITE,
     Aggregation,
     Definition,
     Trigger,
@@ -130,3 +131,10 @@ def test_per_key_watermarks_stay_on_the_general_engine_for_other_definitions() -
     assert type(make_engine(current)) is Engine
     sliding = replace(defn, window=Window("sliding", size=10))
     assert any(p.startswith("watermark.scope") for p in qualification_problems(sliding))
+
+
+def test_a_key_watermark_an_infinite_delay_left_resumes_on_the_arrays() -> None:
+    """Under ``delay: INFINITE`` a key's watermark is its event time minus 2**62: a state
+    holding it stays on the kernel engine's arrays (the general engine's output follows)."""
+    defn = _key_defn(delay=INFINITE)
+    check_general_state_resumes(defn, [(0, [("a", 0, None)]), (0, [("a", 5, None)])], 1)

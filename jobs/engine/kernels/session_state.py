@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jobs.definition.model import INFINITE
 from jobs.engine.kernels._session_trigger_kernels import NO_TIMER
 from jobs.engine.kernels.handover import KernelState
 from jobs.engine.kernels.session_arrays import (
@@ -250,8 +251,10 @@ def cannot_hold(eng: SessionArrays, st: EngineState) -> str | None:
 
 
 def _time_ok(v: Any) -> bool:
-    """None, or an int the per-key int64 arrays hold (``NO_TIME`` stays free)."""
-    return v is None or (type(v) is int and abs(v) < 2**62)
+    """None, or an int the per-key int64 arrays hold: any time the kernels themselves
+    produce (an event time within ``TIME_LIMIT`` minus a delay up to ``INFINITE``), with
+    ``NO_TIME`` (int64 min) still free."""
+    return v is None or (type(v) is int and abs(v) <= INFINITE + TIME_LIMIT)
 
 
 def _num_ok(v: Any) -> bool:
