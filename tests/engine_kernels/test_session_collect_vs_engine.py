@@ -19,7 +19,11 @@ from jobs.engine.arrival import Arrival
 from jobs.engine.kernels import SessionKernelEngine, qualifies
 from jobs.replay import replay_lines
 from tests.engine_kernels.strategies import KEYS, session_definitions
-from tests.engine_kernels.test_session_vs_engine import _run, check_general_state_resumes, units
+from tests.engine_kernels.test_session_vs_engine import (
+    check_general_state_resumes,
+    check_state_and_observations,
+    units,
+)
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -77,15 +81,7 @@ def test_replay_lines_are_the_general_engines(
 def test_state_and_observations_match_after_every_unit(
     defn: Definition, us: list[Any], external: bool, data: st.DataObject
 ) -> None:
-    mode: Any = "external" if external else "internal"
-    swap_at = data.draw(st.one_of(st.none(), st.integers(0, len(us) - 1)))
-    kernel = SessionKernelEngine(defn, watermark=mode)
-    k_out, k_seen = _run(kernel, defn, us, external, swap_at,
-                         lambda s: SessionKernelEngine(defn, state=s, watermark=mode))
-    g_out, g_seen = _run(Engine(defn, watermark=mode), defn, us, external, None, None)
-    assert k_out == g_out
-    assert k_seen == g_seen
-    assert kernel.general is None
+    check_state_and_observations(defn, us, external, data, on_arrays=True)
 
 
 @SETTINGS

@@ -29,8 +29,8 @@ from jobs.replay import replay_lines
 from tests.engine_kernels.strategies import event_logs, session_definitions
 from tests.engine_kernels.test_session_vs_engine import (
     _batch,
-    _run,
     check_general_state_resumes,
+    check_state_and_observations,
     units,
 )
 
@@ -72,15 +72,7 @@ def test_replay_lines_are_the_general_engines(
 def test_state_and_observations_match_after_every_unit(
     defn: Definition, us: list[Any], external: bool, data: st.DataObject
 ) -> None:
-    mode: Any = "external" if external else "internal"
-    swap_at = data.draw(st.one_of(st.none(), st.integers(0, len(us) - 1)))
-    kernel = SessionKernelEngine(defn, watermark=mode)
-    k_out, k_seen = _run(kernel, defn, us, external, swap_at,
-                         lambda s: SessionKernelEngine(defn, state=s, watermark=mode))
-    g_out, g_seen = _run(Engine(defn, watermark=mode), defn, us, external, None, None)
-    assert k_out == g_out
-    assert k_seen == g_seen
-    assert kernel.general is None
+    check_state_and_observations(defn, us, external, data, on_arrays=True)
 
 
 @SETTINGS

@@ -103,11 +103,11 @@ def _run(eng: Any, defn: Definition, us: list[Unit], external: bool, swap_at: in
     return out, seen
 
 
-@SETTINGS
-@given(defn=session_definitions(), us=units(), external=st.booleans(), data=st.data())
-def test_state_and_observations_match_after_every_unit(
-    defn: Definition, us: list[Unit], external: bool, data: st.DataObject
-) -> None:
+def check_state_and_observations(defn: Definition, us: list[Any], external: bool,
+                                 data: st.DataObject, on_arrays: bool = False) -> SessionKernelEngine:
+    """The kernel engine (restored from its own snapshot at a drawn unit) and the general
+    engine give the same output and observations after every unit; ``on_arrays``: the kernel
+    engine also never handed over to the general engine."""
     mode: Any = "external" if external else "internal"
     swap_at = data.draw(st.one_of(st.none(), st.integers(0, len(us) - 1)))
     kernel = SessionKernelEngine(defn, watermark=mode)
@@ -116,6 +116,17 @@ def test_state_and_observations_match_after_every_unit(
     g_out, g_seen = _run(Engine(defn, watermark=mode), defn, us, external, None, None)
     assert k_out == g_out
     assert k_seen == g_seen
+    if on_arrays:
+        assert kernel.general is None
+    return kernel
+
+
+@SETTINGS
+@given(defn=session_definitions(), us=units(), external=st.booleans(), data=st.data())
+def test_state_and_observations_match_after_every_unit(
+    defn: Definition, us: list[Unit], external: bool, data: st.DataObject
+) -> None:
+    check_state_and_observations(defn, us, external, data)
 
 
 @SETTINGS
