@@ -355,3 +355,42 @@ def test_hopping_windows_of_a_record_when_size_is_not_a_multiple_of_step() -> No
     insts = [Instant(1000 + i, [("a", t, 1), ("b", t + 1, 1)])
              for i, t in enumerate([-21, -8, -7, 0, 1, 2, 6, 7, 12, 13, 30])]
     assert run(defn, insts, None, triggered=True) == run(defn, insts, None, triggered=False)
+
+
+def test_hopping_count_triggers_fire_per_record_and_window() -> None:
+    """A hand-checked case: hopping 20 / step 10, early ``count: 2``, on time, late
+    ``count: 1``, retracting. A record fires only the windows whose count it completes (by
+    window start), an accepted-late record fires its passed window at once, and the general
+    engine agrees line for line."""
+    defn = load_definition({
+        "name": "d", "key": "k", "event_time": "t",
+        "window": {"type": "hopping", "size": 20, "step": 10},
+        "aggregations": [{"name": "n", "fn": "count"}],
+        "watermark": {"delay": 0}, "allowed_lateness": 100,
+        "trigger": {"emit": "custom", "early": {"count": 2}, "on_time": True,
+                    "late": {"count": 1}},
+        "accumulation": "retracting",
+    })
+    units = [Instant(1000, [("a", 12, 1), ("a", 15, 1), ("a", 18, 1)]),
+             Instant(1001, [("b", 25, 1)]), Instant(1002, [("a", 19, 1)])]
+    eng = make_engine(defn)
+    assert isinstance(eng, TriggeredEngine)
+    general = Engine(defn)
+
+    def lines(out: list[Any]) -> list[tuple[Any, ...]]:
+        return [(p.key, p.window_start, p.timing, p.pane_index, p.retraction, p.values)
+                for p in out]
+
+    got = [eng.ingest(batch_of(defn, u)) for u in units]
+    assert lines(got[0]) == [("a", 0, "EARLY", 0, False, {"n": 2}),
+                             ("a", 10, "EARLY", 0, False, {"n": 2})]
+    assert lines(got[1]) == [("a", 0, "EARLY", 0, True, {"n": 2}),
+                             ("a", 0, "ON_TIME", 1, False, {"n": 3})]
+    assert lines(got[2]) == [("a", 0, "ON_TIME", 1, True, {"n": 3}),
+                             ("a", 0, "LATE", 2, False, {"n": 4}),
+                             ("a", 10, "EARLY", 0, True, {"n": 2}),
+                             ("a", 10, "EARLY", 1, False, {"n": 4})]
+    got.append(eng.end_of_input())
+    expected = [general.ingest(batch_of(defn, u)) for u in units] + [general.end_of_input()]
+    assert [[e.to_json() for e in o] for o in got] == [[e.to_json() for e in o]
+                                                       for o in expected]

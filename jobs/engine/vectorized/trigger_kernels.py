@@ -205,6 +205,8 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
     al = p[P_AL]
     event_basis = p[P_EVENT_BASIS]
     step_firing = p[P_STEP_FIRING]
+    ec = p[P_EARLY_COUNT]
+    early_timer = p[P_EARLY_TIMER]
     min_close = INT64_MAX
     wpr = max(1, (size + step - 1) // step if wtype == WT_HOPPING else 1)
     touched = np.empty(wpr, dtype=np.int64)
@@ -306,9 +308,14 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                 acc_late[na, 0] = k
                 acc_late[na, 1] = s
                 na += 1
-            touched[nt] = row
-            nt += 1
-        if step_firing:
+            # only the windows whose trigger can act now (``_fire_window`` does nothing to an
+            # early-phase window below its count with its timer set or none to set): the
+            # call is skipped for the rest, as most records fire nothing
+            if step_firing and (wm0 >= close or (ec > 0 and wi[row, C_PENDING] >= ec)
+                                or (early_timer and not wb[row, B_TIMER])):
+                touched[nt] = row
+                nt += 1
+        if nt:
             for j in range(nt):
                 row = touched[j]
                 if wb[row, B_LIVE]:
