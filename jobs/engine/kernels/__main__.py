@@ -72,11 +72,11 @@ def warm() -> int:
         keyed_triggered = replace(keyed, accumulation=key_mode, trigger=Trigger(
             emit="custom", early=EarlyTrigger("count", count=1), late=LateTrigger("count", count=1)))
         for values in ([1, 2], [1.5, 2.5]):
-            teng = SessionKernelEngine(keyed_triggered)
-            n += len(teng.ingest(RecordBatch(keys=["a", "a"], event_times=np.array([1, 30]),
+            keng = SessionKernelEngine(keyed_triggered)
+            n += len(keng.ingest(RecordBatch(keys=["a", "a"], event_times=np.array([1, 30]),
                                              columns={"s": values}, processing_time=1)))
-            n += len(teng.advance_processing_time(100))
-            n += len(teng.end_of_input())
+            n += len(keng.advance_processing_time(100))
+            n += len(keng.end_of_input())
     for aggs in ((Aggregation("n", "count"), Aggregation("s", "sum", "x")),
                  (Aggregation("lo", "min", "x"), Aggregation("f", "first", "x")),
                  (Aggregation("n", "count"),)):

@@ -5,7 +5,7 @@ nothing fires between the records of an arrival unit: ``emit: final`` (accumulat
 matter: the single pane is the cumulative one; session windows also take any trigger: their
 count triggers run inside the kernel pass, their processing-time timers are an array the
 clock scans), an event-time watermark (of global scope without idle advance but for
-sessions, below), and aggregates whose accumulators are numbers or one input each (count, sum,
+sessions, below; sessions also run on the processing clock, whose watermark is the clock), and aggregates whose accumulators are numbers or one input each (count, sum,
 min, max, mean, first, last; for final sessions also collect and count_distinct). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
@@ -34,8 +34,9 @@ def qualification_problems(defn: Definition) -> list[str]:
         problems.append(f"window.type: {defn.window.type} has no kernel engine")
     if defn.trigger.emit != "final" and kind is not Session:
         problems.append(f"trigger.emit: {defn.trigger.emit} has no kernel engine (final only)")
-    if defn.uses_processing_time:
-        problems.append("event_time: the processing clock has no kernel engine")
+    if defn.uses_processing_time and kind is not Session:
+        problems.append("event_time: the processing clock has no kernel engine (session "
+                        "windows only)")
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
     # per-key watermarks and idle advance: session windows only

@@ -21,6 +21,7 @@ times beyond 2**60) hands over to the general engine for good, as the vectorized
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -77,10 +78,14 @@ class SessionKernelEngine(KeyTriggeredSessions, HandsOver):
         self._al = int(defn.allowed_lateness)
         self._delay = wmd.delay
         self._event_basis = defn.lateness_basis == "event"
-        self._bounded = watermark == "internal" and wmd.strategy == "bounded"
+        self._clock = defn.uses_processing_time
+        """The processing clock: a record's event time is its unit's processing time, and
+        (internal mode) the watermark is processing time itself."""
+        self._bounded = (watermark == "internal" and wmd.strategy == "bounded"
+                         and not self._clock)
         self._source = wmd.strategy == "source"
         self._key_scope = self._bounded and wmd.scope == "key"
-        self._idle = wmd.strategy == "bounded" and wmd.idle_advance
+        self._idle = wmd.strategy == "bounded" and wmd.idle_advance and not self._clock
         self._names = [a.name for a in defn.aggregations]
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
@@ -130,6 +135,8 @@ class SessionKernelEngine(KeyTriggeredSessions, HandsOver):
             return ticked
         if ticked:
             return ticked + self.ingest(batch)
+        if self._clock:  # every record arrives, and happens, at the unit's processing time
+            batch = replace(batch, event_times=np.full(n, self.processing_time, dtype=np.int64))
         try:
             valid, vf, vi, visf, vref, budget = self._columns(batch, n)
             times = batch.event_times
@@ -240,6 +247,9 @@ class SessionKernelEngine(KeyTriggeredSessions, HandsOver):
             return []
         self.processing_time = now_ms
         out = [] if now_ms < self.timer_floor else self._fire_timers(now_ms)
+        if self._clock and self.mode == "internal" and (self.wm is None or now_ms > self.wm):
+            self.wm = now_ms  # the processing clock is the watermark
+            out.extend(self._fire(None))
         if not self._idle:
             return out
         if self._key_scope and self._triggered:
