@@ -28,7 +28,9 @@ Each case is run in a fresh subprocess (so ``ru_maxrss`` is that case's own peak
   allocations made by the engine, input excluded).
 Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.engine.kernels``,
 ``session_final``, ``session_count_triggers_retracting``, ``session_early_after``,
-``session_final_key_scope`` (per-key watermarks),
+``session_final_key_scope`` (per-key watermarks), ``session_count_triggers_key_scope`` /
+``session_count_triggers_key_idle`` (count triggers, retracting, per-key watermarks, without /
+with idle advance), ``session_final_processing`` (the processing clock),
 ``sliding_final``), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
@@ -143,6 +145,14 @@ def definition(case: str) -> Definition:
     if case == "session_count_triggers_retracting":
         return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
                           accumulation="retracting", **common)
+    if case in ("session_count_triggers_key_scope", "session_count_triggers_key_idle"):
+        wm = Watermark(delay=10_000, scope="key", idle_advance=case.endswith("idle"))
+        return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
+                          accumulation="retracting", **{**common, "watermark": wm})
+    if case == "session_final_processing":  # the processing clock: no delay, no lateness
+        return Definition(window=Window("session", gap=5 * MIN), **{
+            **common, "event_time": "processing", "watermark": Watermark(delay=0),
+            "allowed_lateness": 0})
     if case == "session_early_after":
         return Definition(
             window=Window("session", gap=5 * MIN),
@@ -168,6 +178,10 @@ CASES = [
     "session_count_triggers_retracting", "session_early_after",
     # sessions under per-key watermarks (scope: key): the compiled session engine
     "session_final_key_scope",
+    # sessions with count triggers under per-key watermarks / idle advance, and on the
+    # processing clock: the compiled session engine
+    "session_count_triggers_key_scope", "session_count_triggers_key_idle",
+    "session_final_processing",
 ]
 
 

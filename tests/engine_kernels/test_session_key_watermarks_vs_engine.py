@@ -114,13 +114,11 @@ def test_an_idle_keys_watermark_moves_with_processing_time() -> None:
 
 def test_per_key_watermarks_stay_on_the_general_engine_for_other_definitions() -> None:
     defn = _key_defn()
-    current = replace(defn, trigger=Trigger(emit="current"))
-    assert qualification_problems(current) == [
-        "watermark.scope: key has no kernel engine (session, emit final only)"]
-    idle = replace(current, watermark=Watermark(idle_advance=True))
-    assert qualification_problems(idle) == [
-        "watermark.idle_advance: no kernel engine (session, emit final only)"]
-    assert type(make_engine(current)) is Engine
+    collect = replace(defn, trigger=Trigger(emit="current"),
+                      aggregations=(Aggregation("c", "collect", "x"),))
+    assert qualification_problems(collect) == [
+        "aggregations.c: fn collect has no kernel engine"]
+    assert type(make_engine(collect)) is Engine
     sliding = replace(defn, window=Window("sliding", size=10))
     assert any(p.startswith("watermark.scope") for p in qualification_problems(sliding))
 

@@ -1,5 +1,5 @@
 """``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final,
-triggered, with processing-time timers and with per-key watermarks; sliding windows; triggered fixed windows) into numba's cache (``make
+triggered, with processing-time timers and with per-key watermarks, final and triggered; sliding windows; triggered fixed windows) into numba's cache (``make
 install`` runs it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
@@ -68,6 +68,15 @@ def warm() -> int:
                                              columns={"s": values[:1]}, processing_time=25)))
             n += len(ceng.advance_processing_time(50))
             n += len(ceng.end_of_input())
+    for key_mode in ("accumulating", "retracting"):  # triggered, per-key watermarks, idle
+        keyed_triggered = replace(keyed, accumulation=key_mode, trigger=Trigger(
+            emit="custom", early=EarlyTrigger("count", count=1), late=LateTrigger("count", count=1)))
+        for values in ([1, 2], [1.5, 2.5]):
+            keng = SessionKernelEngine(keyed_triggered)
+            n += len(keng.ingest(RecordBatch(keys=["a", "a"], event_times=np.array([1, 30]),
+                                             columns={"s": values}, processing_time=1)))
+            n += len(keng.advance_processing_time(100))
+            n += len(keng.end_of_input())
     for aggs in ((Aggregation("n", "count"), Aggregation("s", "sum", "x")),
                  (Aggregation("lo", "min", "x"), Aggregation("f", "first", "x")),
                  (Aggregation("n", "count"),)):

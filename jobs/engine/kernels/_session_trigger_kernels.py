@@ -329,13 +329,14 @@ def due_windows(wm, ended, used, born, hexp, hslot, hborn, hn):
 
 @njit(cache=True)
 def fire_due(
-    slots, kinds, wm, ended, gap, al, at_window_end, at_expiry, late_count, discarding,
+    slots, kinds, wms, ended, gap, al, at_window_end, at_expiry, late_count, discarding,
     retracting, n_aggs, key_head, nxt, wkey, first, last, pending, emitted, rflag, haslp, rid,
     born, blate, used, free, n_free, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
     key_nwin, hexp, hslot, hborn, hn, prow, gone, timer, late_tv,
 ):
     """Run the due windows (``slots``, in output order) through ``firing._fire_window`` at
-    the new watermark: pass (kind 0) or expire (kind 1). Pane rows into ``prow``; the
+    the new watermark (``wms``: one per window, its key's under per-key watermarks): pass
+    (kind 0) or expire (kind 1). Pane rows into ``prow``; the
     retraction list ids of deleted windows into ``gone``. The caller guarantees a free slot per window.
     Returns ``(n_free, hn, n_panes, n_gone)``."""
     np_ = 0
@@ -344,7 +345,7 @@ def fire_due(
     for i in range(len(slots)):
         w = slots[i]
         close = last[w] + gap
-        expired = ended or wm >= close + al
+        expired = ended or wms[i] >= close + al
         delete = False
         if kinds[i] == 0:  # the watermark passes the window's close
             timer[w] = NO_TIMER  # pending early timers are dropped when it passes
@@ -408,20 +409,21 @@ def unit_timers(keys, fresh, n_fresh, wm, wm_known, gap, early_tv, late_tv, key_
 
 @njit(cache=True)
 def fire_timers(
-    slots, wm, wm_known, gap, discarding, retracting, n_aggs, wkey, first, last, pending,
+    slots, wms, gap, discarding, retracting, n_aggs, wkey, first, last, pending,
     emitted, rflag, haslp, rid, free, n_free, cnt, isum, fsum, isf, ei, ef, eisf, has, ot,
     oseq, oref, prow, timer,
 ):
     """``firing._fire_timers`` for the windows whose timer is due (``slots``, in output
     order: due time, window end, key JSON, start): the timer is dropped, and a window with
-    pending elements emits an EARLY pane before its close, a LATE one after. The caller
+    pending elements emits an EARLY pane before its close, a LATE one after (``wms``: the
+    watermark of each window, ``WM_CLAMP[0]`` of session_arrays.py when unknown). The caller
     guarantees a free slot per window. Returns ``(n_free, n_panes)``."""
     np_ = 0
     for i in range(len(slots)):
         w = slots[i]
         timer[w] = NO_TIMER
         if pending[w] > 0:
-            timing = LATE if wm_known and wm >= last[w] + gap else EARLY
+            timing = LATE if wms[i] >= last[w] + gap else EARLY
             n_free, np_ = _emit(w, timing, False, -1, np_, free, n_free, n_aggs, discarding,
                                 retracting, wkey, first, last, rid, pending, emitted, rflag,
                                 haslp, cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,

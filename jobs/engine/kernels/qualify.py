@@ -4,12 +4,13 @@ The kernels are exact where a window's whole life is "collect, then emit once at
 nothing fires between the records of an arrival unit: ``emit: final`` (accumulation mode cannot
 matter: the single pane is the cumulative one; session windows also take any trigger: their
 count triggers run inside the kernel pass, their processing-time timers are an array the
-clock scans), an event-time watermark (of global scope without idle advance but for final
-sessions, below), and aggregates whose accumulators are numbers or one input each (count, sum, min,
-max, mean, first, last; for final sessions also collect and count_distinct). Final sessions
-also take per-key watermarks and idle advance: their only pane is the expiry one, which a
-record's move of its key's watermark (or a processing-time tick moving an idle watermark) fires
-in one kernel pass. Anything else runs on the general engine.
+clock scans), an event-time watermark (of global scope without idle advance but for
+sessions, below; sessions also run on the processing clock, whose watermark is the clock), and aggregates whose accumulators are numbers or one input each (count, sum,
+min, max, mean, first, last; for final sessions also collect and count_distinct). Session
+windows also take per-key watermarks and idle advance, with any trigger: a record's move of
+its key's watermark fires that key's on-time and expiry panes right after the record's own
+count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
+more pass). Anything else runs on the general engine.
 """
 
 from __future__ import annotations
@@ -33,17 +34,17 @@ def qualification_problems(defn: Definition) -> list[str]:
         problems.append(f"window.type: {defn.window.type} has no kernel engine")
     if defn.trigger.emit != "final" and kind is not Session:
         problems.append(f"trigger.emit: {defn.trigger.emit} has no kernel engine (final only)")
-    if defn.uses_processing_time:
-        problems.append("event_time: the processing clock has no kernel engine")
+    if defn.uses_processing_time and kind is not Session:
+        problems.append("event_time: the processing clock has no kernel engine (session "
+                        "windows only)")
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
-    # per-key watermarks and idle advance: session windows with ``emit: final`` only
-    final_session = kind is Session and defn.trigger.emit == "final"
-    if defn.watermark.idle_advance and not final_session:
-        problems.append("watermark.idle_advance: no kernel engine (session, emit final only)")
-    if defn.watermark.scope != "global" and not final_session:
+    # per-key watermarks and idle advance: session windows only
+    if defn.watermark.idle_advance and kind is not Session:
+        problems.append("watermark.idle_advance: no kernel engine (session windows only)")
+    if defn.watermark.scope != "global" and kind is not Session:
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine "
-                        "(session, emit final only)")
+                        "(session windows only)")
     if kind is Session and (defn.window.gap or 0) > 2**60:
         problems.append("window.gap: beyond 2**60 ms")
     if kind is Sliding and (defn.window.size or 0) > 2**60:

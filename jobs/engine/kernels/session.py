@@ -7,6 +7,9 @@ fires between the records of an arrival unit: one compiled pass applies the unit
 arrival order (joins, out-of-order merges, drops, and with triggers each record's EARLY or
 LATE pane), the watermark advances once, and a second pass fires the sessions it reaches
 (``emit: final``: one pane per session, at its expiry; otherwise :mod:`.session_triggers`).
+Under per-key watermarks a record's move of its key's watermark fires that key's sessions
+right after the record, in the same pass (:mod:`._session_key_kernels`, and
+:mod:`.session_key_triggers` for sessions that fire more than once).
 Python work per unit: encoding the keys and value columns, one object per late record and
 one ``Pane`` (plus its retractions) per fired pane.
 
@@ -18,6 +21,7 @@ times beyond 2**60) hands over to the general engine for good, as the vectorized
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -38,13 +42,13 @@ from jobs.engine.kernels.session_arrays import (
     TIME_LIMIT,
     WatermarkMode,
 )
+from jobs.engine.kernels.session_key_triggers import KeyTriggeredSessions
 from jobs.engine.kernels.session_state import (
     SessionKernelState,
     cannot_hold,
     load_state,
     to_engine_state,
 )
-from jobs.engine.kernels.session_triggers import TriggeredSessions
 from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission, RecordBatch, make_pane
 from jobs.engine.state import EngineState
@@ -54,7 +58,7 @@ __all__ = ["SessionKernelEngine", "SessionKernelState"]
 
 
 
-class SessionKernelEngine(TriggeredSessions, HandsOver):
+class SessionKernelEngine(KeyTriggeredSessions, HandsOver):
     """Same API and observable output as :class:`jobs.engine.Engine` for qualifying session
     definitions (see the module docstring)."""
 
@@ -74,10 +78,14 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         self._al = int(defn.allowed_lateness)
         self._delay = wmd.delay
         self._event_basis = defn.lateness_basis == "event"
-        self._bounded = watermark == "internal" and wmd.strategy == "bounded"
+        self._clock = defn.uses_processing_time
+        """The processing clock: a record's event time is its unit's processing time, and
+        (internal mode) the watermark is processing time itself."""
+        self._bounded = (watermark == "internal" and wmd.strategy == "bounded"
+                         and not self._clock)
         self._source = wmd.strategy == "source"
         self._key_scope = self._bounded and wmd.scope == "key"
-        self._idle = wmd.strategy == "bounded" and wmd.idle_advance
+        self._idle = wmd.strategy == "bounded" and wmd.idle_advance and not self._clock
         self._names = [a.name for a in defn.aggregations]
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
@@ -127,6 +135,8 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
             return ticked
         if ticked:
             return ticked + self.ingest(batch)
+        if self._clock:  # every record arrives, and happens, at the unit's processing time
+            batch = replace(batch, event_times=np.full(n, self.processing_time, dtype=np.int64))
         try:
             valid, vf, vi, visf, vref, budget = self._columns(batch, n)
             times = batch.event_times
@@ -139,6 +149,8 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         self._grow_keys()
         self._ensure_slots(n)
         self._ensure_heap(n)
+        if self._triggered and self._key_scope:
+            return self._ingest_keys_triggered(batch, codes, valid, vf, vi, visf, vref)
         if self._triggered:
             fired = self._ingest_triggered(batch, codes, valid, vf, vi, visf, vref)
             return self._after_unit(codes, times, fired)
@@ -235,9 +247,14 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
             return []
         self.processing_time = now_ms
         out = [] if now_ms < self.timer_floor else self._fire_timers(now_ms)
+        if self._clock and self.mode == "internal" and (self.wm is None or now_ms > self.wm):
+            self.wm = now_ms  # the processing clock is the watermark
+            out.extend(self._fire(None))
         if not self._idle:
             return out
-        if self._key_scope:
+        if self._key_scope and self._triggered:
+            out.extend(self._idle_keys_triggered(now_ms))
+        elif self._key_scope:
             moved = np.flatnonzero(self.key_ib != NO_TIME)
             self.key_wm[moved] = self.key_ib[moved] + (now_ms - self.key_ibpt[moved])
             slots, self.n_free = KK.expire_keys(
@@ -331,6 +348,10 @@ class SessionKernelEngine(TriggeredSessions, HandsOver):
         """Emit and free every session the watermark expires (all of them at the end), by
         window end, key JSON, window start; then forget the per-key data of keys left with
         no session and no late counts, as the general engine forgets such keys."""
+        if self._triggered and self._key_scope:
+            if not self.ended:  # a key's own watermark fired its windows as it moved
+                return []
+            self._rebuild_key_heap()
         if self._triggered:
             return self._fire_triggered(touched)
         if self.wm is None and not self.ended:

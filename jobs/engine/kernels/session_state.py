@@ -175,7 +175,12 @@ def load_state(eng: SessionArrays, st: EngineState) -> None:
     exp = close + eng._al
     tag = eng.born[slots]
     if eng._triggered:  # a window the watermark has not passed waits for its close
-        passed = np.full(len(slots), False) if st.watermark is None else st.watermark >= close
+        if eng._key_scope:  # each key's own watermark
+            kw = eng.key_wm[eng.wkey[slots]]
+            passed = (kw != NO_TIME) & (kw >= close)
+        else:
+            passed = (np.full(len(slots), False) if st.watermark is None
+                      else st.watermark >= close)
         exp = np.where(passed, exp, close)
         tag = 2 * tag + passed
     order = np.argsort(exp, kind="stable")  # a sorted array is a heap
@@ -240,7 +245,8 @@ def cannot_hold(eng: SessionArrays, st: EngineState) -> str | None:
                     or abs(w.first_t) > TIME_LIMIT or abs(w.last_t) > TIME_LIMIT):
                 return f"state: key {kj} holds a window of another kind"
             if eng._triggered:
-                if w.passed != (st.watermark is not None and st.watermark >= w.close):
+                wm = ks.watermark if eng._key_scope else st.watermark
+                if w.passed != (wm is not None and wm >= w.close):
                     return f"state: key {kj} holds a window passed at another watermark"
             elif w.emitted or w.retract or w.last_pane is not None or w.pending != w.elements:
                 return f"state: key {kj} holds a window that emitted panes"

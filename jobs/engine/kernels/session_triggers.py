@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from jobs.definition.model import EarlyTrigger, LateTrigger
 from jobs.engine.kernels import _session_kernels as K
 from jobs.engine.kernels import _session_trigger_kernels as KT
-from jobs.engine.kernels.session_arrays import I64, NO_TIME, SessionArrays
+from jobs.engine.kernels.session_arrays import I64, NO_TIME, WM_CLAMP, SessionArrays
 from jobs.engine.records import Emission, LateReason, LateRecord, RecordBatch, Timing, make_pane
 from jobs.engine.triggers import next_boundary
 
@@ -70,14 +70,29 @@ class TriggeredSessions(SessionArrays):
         self._ensure_slots(m)  # a ghost per window
         prow = np.empty((m, PANE_COLS), dtype=np.int64)
         self.n_free, n_p = KT.fire_timers(
-            slots, self._wm_arg(), self.wm is not None, self._gap, self._discarding,
+            slots, self._slot_wms(slots), self._gap, self._discarding,
             self._retracting, len(self._names), self.wkey, self.first, self.last, self.pending,
             self.emitted, self.rflag, self.haslp, self.rid, self.free, self.n_free, self.cnt,
             self.isum, self.fsum, self.isf, self.ei, self.ef, self.eisf, self.has, self.ot,
             self.oseq, self.oref, prow, self.timer,
         )
-        groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64), self.wm)
+        groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64), self.wm,
+                             self._row_wms(prow[:n_p]))
         return [e for g in groups for e in g]
+
+    def _slot_wms(self, slots: I64) -> I64:
+        """The watermark each window in ``slots`` is run at, clamped (``WM_CLAMP[0]``:
+        none yet): the global one, or (per-key watermarks) its key's."""
+        if not self._key_scope:
+            return np.full(len(slots), self._wm_arg() if self.wm is not None else WM_CLAMP[0],
+                           dtype=np.int64)
+        kw = self.key_wm[self.wkey[slots]]
+        return np.where(kw == NO_TIME, WM_CLAMP[0], np.clip(kw, *WM_CLAMP))
+
+    def _row_wms(self, rows: I64) -> I64 | None:
+        """Per-key watermarks: the watermark each pane row shows (its key's now; NO_TIME:
+        none); None under a global watermark."""
+        return self.key_wm[rows[:, 1]] if self._key_scope else None
 
     def _late(self, batch: RecordBatch, codes: I64, status: NDArray[np.int8], start: I64,
               end: I64) -> list[Emission]:
@@ -179,7 +194,7 @@ class TriggeredSessions(SessionArrays):
             prow = np.empty((m, PANE_COLS), dtype=np.int64)
             gone = np.empty(m, dtype=np.int64)
             self.n_free, self.hn, n_p, n_g = KT.fire_due(
-                slots, kinds, self._wm_arg(), self.ended, self._gap, self._al,
+                slots, kinds, np.full(m, self._wm_arg()), self.ended, self._gap, self._al,
                 self._at_window_end, self._at_expiry, self._late_count, self._discarding,
                 self._retracting, len(self._names), self.key_head, self.nxt, self.wkey,
                 self.first, self.last, self.pending, self.emitted, self.rflag, self.haslp,
@@ -201,14 +216,17 @@ class TriggeredSessions(SessionArrays):
                            self.key_head, self.nxt, self.used, self.born, self.pending,
                            self.last, self.timer)
         self._fresh = np.zeros((0, 2), dtype=np.int64)
-        self._forget_idle_keys(touched)
+        if not self._key_scope:  # a key holding its own watermark is never forgotten
+            self._forget_idle_keys(touched)
         if len(self.objs) > 65536:
             self._compact_objs()
         return panes
 
-    def _panes(self, rows: I64, merges: I64, wm_out: int | None) -> list[list[Emission]]:
+    def _panes(self, rows: I64, merges: I64, wm_out: int | None,
+               wms: I64 | None = None) -> list[list[Emission]]:
         """The emissions of each pane row (its retractions, then the pane), with the merge
-        rows applied in between; frees the rows' ghost slots."""
+        rows applied in between; frees the rows' ghost slots. Each pane shows ``wm_out``, or
+        (``wms`` given) the row's watermark there (``NO_TIME``: none)."""
         if len(rows) == 0 and len(merges) == 0:
             return []
         ghosts = rows[:, 3]
@@ -224,8 +242,11 @@ class TriggeredSessions(SessionArrays):
         mi = 0
         out: list[list[Emission]] = []
         held = self.held
+        wl: list[int | None] = [wm_out] * len(rows) if wms is None else [
+            None if w == NO_TIME else w for w in wms.tolist()]
         for i, (_, code, rid, _, start, last, timing, idx, is_last, had_lp) in enumerate(
                 rows.tolist()):
+            wm_out = wl[i]
             while mi < len(mg) and mg[mi][0] <= i:
                 self._move_retractions(mg[mi][1], mg[mi][2])
                 mi += 1
