@@ -11,6 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from jobs.cli import main
 from jobs.definition import load_definition
 from jobs.engine.arrival import Arrival
 from jobs.replay import replay_lines
@@ -102,7 +105,10 @@ def test_input_file_is_cut_at_processing_time_lines_as_replay_batch(
     assert "$processing_time" in res.stderr
 
 
-def test_errors_are_one_line_with_an_exit_code(tidemark: Shell, tmp_path: Path) -> None:
+def test_errors_are_one_line_with_an_exit_code(
+        tidemark: Shell, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first error from the shell (the process end to end), the others through the entry
+    function the shell calls (a fresh Python each costs seconds)."""
     path = _setup(tmp_path)
     for f in (tmp_path / "in").iterdir():
         f.unlink()
@@ -110,8 +116,8 @@ def test_errors_are_one_line_with_an_exit_code(tidemark: Shell, tmp_path: Path) 
     assert empty.returncode == 1
     assert empty.stderr.strip().splitlines() == [
         f"tidemark: source: no records to preview in files source {str(tmp_path / 'in')!r}"]
-    missing = tidemark("preview", str(tmp_path / "nope.yaml"))
-    assert missing.returncode == 1 and "nope.yaml" in missing.stderr
-    assert "Traceback" not in missing.stderr
-    bad_limit = tidemark("preview", str(path), "--limit", "0")
-    assert bad_limit.returncode == 1 and "--limit" in bad_limit.stderr
+    assert main(["preview", str(tmp_path / "nope.yaml")]) == 1
+    missing = capsys.readouterr().err
+    assert "nope.yaml" in missing and "Traceback" not in missing
+    assert main(["preview", str(path), "--limit", "0"]) == 1
+    assert "--limit" in capsys.readouterr().err
