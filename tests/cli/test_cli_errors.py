@@ -8,6 +8,7 @@ import io
 import re
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -56,7 +57,7 @@ def test_version(tidemark: Shell) -> None:
 
 
 def test_a_catalog_that_is_not_migrated_says_what_to_run(
-        db_url: str, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+        db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["job", "list", "--db", f"sqlite:///{tmp_path / 'fresh.db'}"]) == EXIT_ERROR
     assert "tidemark db upgrade" in _one_line(capsys.readouterr().err)
 
@@ -75,7 +76,7 @@ def test_the_traceback_of_an_unexpected_error_at_debug_level(tidemark: Shell) ->
 
 
 def test_an_invalid_definition_lists_every_field(
-        db_url: str, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+        db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nkey: k\nevent_time: t\nwindow: {type: tumbling}\n")
     assert main(["job", "create", str(bad)]) == EXIT_INVALID
