@@ -1,5 +1,6 @@
 """``tidemark`` as a new user meets it: a mistake is one line on stderr and a documented exit
-code, never a Python traceback."""
+code, never a Python traceback. Each kind of output is checked once from the shell (a fresh
+Python costs seconds); the other cases go through ``main``, the entry function the shell calls."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import re
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -30,13 +32,23 @@ def _one_line(stderr: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", [["run", "nosuch"], ["state", "nosuch"],
-                                     ["job", "show", "nosuch"], ["job", "history", "nosuch"]])
-def test_an_unknown_job_is_one_line_and_exit_5(tidemark: Shell, command: list[str]) -> None:
-    done = tidemark(*command)
+def test_an_unknown_job_is_one_line_and_exit_5_from_the_shell(tidemark: Shell) -> None:
+    done = tidemark("run", "nosuch")
     assert done.returncode == EXIT_NOT_FOUND
     assert _one_line(done.stderr) == "tidemark: job 'nosuch' not found"
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("command", [["run", "nosuch"], ["state", "nosuch"],
+                                     ["job", "show", "nosuch"], ["job", "history", "nosuch"]])
+def test_an_unknown_job_is_one_line_and_exit_5(
+        db_url: str, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    """Every command that names a job, through the entry function the shell calls (a fresh
+    Python per command costs seconds; the shell test above covers the process end to end)."""
+    assert main(command) == EXIT_NOT_FOUND
+    out, err = capsys.readouterr()
+    assert _one_line(err) == "tidemark: job 'nosuch' not found"
+    assert out == ""
 
 
 def test_version(tidemark: Shell) -> None:
@@ -45,10 +57,9 @@ def test_version(tidemark: Shell) -> None:
 
 
 def test_a_catalog_that_is_not_migrated_says_what_to_run(
-        tidemark: Shell, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    done = tidemark("job", "list", "--db", f"sqlite:///{tmp_path / 'fresh.db'}")
-    assert done.returncode == EXIT_ERROR
-    assert "tidemark db upgrade" in _one_line(done.stderr)
+        db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["job", "list", "--db", f"sqlite:///{tmp_path / 'fresh.db'}"]) == EXIT_ERROR
+    assert "tidemark db upgrade" in _one_line(capsys.readouterr().err)
 
 
 def test_an_unexpected_error_is_one_line_too(tidemark: Shell) -> None:
@@ -64,13 +75,14 @@ def test_the_traceback_of_an_unexpected_error_at_debug_level(tidemark: Shell) ->
     assert "Traceback" in done.stderr and "DEBUG jobs.cli.errors: unexpected error" in done.stderr
 
 
-def test_an_invalid_definition_lists_every_field(tidemark: Shell, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_an_invalid_definition_lists_every_field(
+        db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nkey: k\nevent_time: t\nwindow: {type: tumbling}\n")
-    done = tidemark("job", "create", str(bad))
-    assert done.returncode == EXIT_INVALID
-    assert "Traceback" not in done.stderr
-    assert re.search(r"^  window\.size: ", done.stderr, re.M), done.stderr
+    assert main(["job", "create", str(bad)]) == EXIT_INVALID
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert re.search(r"^  window\.size: ", err, re.M), err
 
 
 def test_a_bad_log_level_in_the_environment_is_exit_2(

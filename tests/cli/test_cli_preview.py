@@ -11,6 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from jobs.cli import main
 from jobs.definition import load_definition
 from jobs.engine.arrival import Arrival
 from jobs.replay import replay_lines
@@ -46,6 +49,14 @@ def _setup(tmp: Path, files_per_trigger: str | None = None) -> Path:
     return path
 
 
+def _in_process(capsys: pytest.CaptureFixture[str], *argv: str) -> subprocess.CompletedProcess[str]:
+    """``tidemark ARGS`` through ``main``, the entry function the shell calls (a fresh Python
+    per case costs seconds; the first test runs the command from the shell)."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(argv), code, out, err)
+
+
 def _lines(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
@@ -66,8 +77,9 @@ def test_one_file_a_batch_makes_the_later_files_record_late(
     assert "4 records" in res.stderr and "replay --arrival batch" in res.stderr
 
 
-def test_files_per_trigger_puts_both_files_in_one_batch(tidemark: Shell, tmp_path: Path) -> None:
-    res = tidemark("preview", str(_setup(tmp_path, files_per_trigger="2")))
+def test_files_per_trigger_puts_both_files_in_one_batch(
+        db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    res = _in_process(capsys, "preview", str(_setup(tmp_path, files_per_trigger="2")))
     assert res.returncode == 0, res.stderr
     out = _lines(res.stdout)
     assert [o for o in out if o["type"] == "late"] == []
@@ -77,8 +89,8 @@ def test_files_per_trigger_puts_both_files_in_one_batch(tidemark: Shell, tmp_pat
 
 
 def test_limit_takes_the_first_records_in_modification_order(
-        tidemark: Shell, tmp_path: Path) -> None:
-    res = tidemark("preview", str(_setup(tmp_path)), "--limit", "2")
+        db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    res = _in_process(capsys, "preview", str(_setup(tmp_path)), "--limit", "2")
     assert res.returncode == 0, res.stderr
     panes = [o for o in _lines(res.stdout) if o["type"] == "pane"]
     assert [(p["key"], p["values"]) for p in panes] == [("a", {"total": 3, "n": 2})]
@@ -86,15 +98,15 @@ def test_limit_takes_the_first_records_in_modification_order(
 
 
 def test_input_file_is_cut_at_processing_time_lines_as_replay_batch(
-        tidemark: Shell, tmp_path: Path) -> None:
+        db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _setup(tmp_path)
     sample = tmp_path / "sample.jsonl"
     sample.write_text("".join(json.dumps(r) + "\n" for r in
                               [*FILES[0], {"$processing_time": 1000}, *FILES[1]]),
                       encoding="utf-8")
-    res = tidemark("preview", str(path), "--input", str(sample))
+    res = _in_process(capsys, "preview", str(path), "--input", str(sample))
     assert res.returncode == 0, res.stderr
-    replay = tidemark("replay", str(path), "--input", str(sample), "--output", "-",
+    replay = _in_process(capsys, "replay", str(path), "--input", str(sample), "--output", "-",
                       "--arrival", "batch")
     assert replay.returncode == 0, replay.stderr
     assert _lines(res.stdout) == _lines(replay.stdout)
@@ -102,7 +114,10 @@ def test_input_file_is_cut_at_processing_time_lines_as_replay_batch(
     assert "$processing_time" in res.stderr
 
 
-def test_errors_are_one_line_with_an_exit_code(tidemark: Shell, tmp_path: Path) -> None:
+def test_errors_are_one_line_with_an_exit_code(
+        tidemark: Shell, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first error from the shell (the process end to end), the others through the entry
+    function the shell calls (a fresh Python each costs seconds)."""
     path = _setup(tmp_path)
     for f in (tmp_path / "in").iterdir():
         f.unlink()
@@ -110,8 +125,8 @@ def test_errors_are_one_line_with_an_exit_code(tidemark: Shell, tmp_path: Path) 
     assert empty.returncode == 1
     assert empty.stderr.strip().splitlines() == [
         f"tidemark: source: no records to preview in files source {str(tmp_path / 'in')!r}"]
-    missing = tidemark("preview", str(tmp_path / "nope.yaml"))
-    assert missing.returncode == 1 and "nope.yaml" in missing.stderr
-    assert "Traceback" not in missing.stderr
-    bad_limit = tidemark("preview", str(path), "--limit", "0")
-    assert bad_limit.returncode == 1 and "--limit" in bad_limit.stderr
+    assert main(["preview", str(tmp_path / "nope.yaml")]) == 1
+    missing = capsys.readouterr().err
+    assert "nope.yaml" in missing and "Traceback" not in missing
+    assert main(["preview", str(path), "--limit", "0"]) == 1
+    assert "--limit" in capsys.readouterr().err

@@ -7,13 +7,11 @@ offsets log they read. The job's input stays on the local disk (sources are not 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from jobs.config import Settings
 from jobs.spark.context import JobContext
 from jobs.spark.runner import JobRunner, RunOptions
 from jobs.spark.sinks import pane_json, read_side
@@ -28,36 +26,27 @@ from jobs.storage.manifest import (
 )
 from jobs.storage.minihdfs import MiniHdfs
 
+from .hdfsjobs import HdfsRun, hdfs_settings, run_scores_on_hdfs
 from .jobfiles import FILES, FINAL_PANES, T0, final_panes, land, scores
 
 pytestmark = pytest.mark.spark
 
 
-def hdfs_settings(hdfs: MiniHdfs, tmp_path: Path, name: str) -> Settings:
-    return Settings.from_env({
-        **os.environ,
-        "TIDEMARK_HOME": str(tmp_path / "home"),
-        "TIDEMARK_CHECKPOINT_ROOT": f"{hdfs.url}/{name}/checkpoints",
-        "TIDEMARK_RESULTS_ROOT": f"{hdfs.url}/{name}/results",
-        "TIDEMARK_WEBHDFS_URL": hdfs.http,
-        "TIDEMARK_SPARK_MASTER": "local[2]",
-    })
-
-
 @pytest.mark.parametrize("engine", [False, True], ids=["native", "engine"])
 def test_a_job_keeps_checkpoint_results_and_side_files_on_hdfs(
-        spark: Any, hdfs: MiniHdfs, tmp_path: Path, engine: bool) -> None:
-    land(tmp_path / "in", FILES)
-    settings = hdfs_settings(hdfs, tmp_path, "native" if not engine else "engine")
-    ctx = JobContext.create(scores(tmp_path / "in"), settings, force_engine=engine)
+        spark: Any, hdfs: MiniHdfs, tmp_path: Path, request: pytest.FixtureRequest,
+        engine: bool) -> None:
+    """The native path's run is the suite's shared one (the UI test on HDFS reads it too)."""
+    run: HdfsRun = (run_scores_on_hdfs(spark, hdfs, tmp_path, "engine", engine=True)
+                    if engine else request.getfixturevalue("hdfs_native_run"))
+    ctx, runner = run.ctx, run.runner
     assert ctx.checkpoint.startswith(f"{hdfs.url}/") and ctx.output_root.startswith(hdfs.url)
     assert ctx.plan.native is not engine
-    runner = JobRunner(spark, ctx, RunOptions(until_idle=True, buckets=2))
-    assert runner.run() == "idle"
+    assert run.exit_reason == "idle"
 
     panes = [pane_json(r.asDict()) for r in spark.read.parquet(ctx.panes_path).collect()]
     assert final_panes(panes) == FINAL_PANES
-    assert not any(Path(str(tmp_path / "home")).glob("**/offsets"))  # nothing landed locally
+    assert not any(run.home.glob("**/offsets"))  # nothing landed locally
 
     st = storage_for(ctx.checkpoint)
     assert committed_batches(ctx.checkpoint)[:3] == [0, 1, 2]
@@ -82,7 +71,7 @@ def test_a_restart_on_hdfs_resumes_from_the_checkpoint(
         spark: Any, hdfs: MiniHdfs, tmp_path: Path) -> None:
     """Two files, stop, a third file, restart: the second run continues from the HDFS
     checkpoint (its manifest read back from there) and the panes are those of one run."""
-    settings = hdfs_settings(hdfs, tmp_path, "restart")
+    settings = hdfs_settings(hdfs, tmp_path / "home", "restart")
     defn = scores(tmp_path / "in")
     land(tmp_path / "in", FILES[:2])
     first = JobContext.create(defn, settings)

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.catalog import Catalog
 from jobs.config import ConfigError, Settings
 from jobs.storage import join, storage_for
 from jobs.storage.manifest import PATH_FILE
@@ -27,51 +23,13 @@ from jobs.storage.s3 import S3Storage
 from jobs.storage.s3server import BUCKET, S3Server
 
 from .jobfiles import FILES, FINAL_PANES, T0, land
+from .s3jobs import S3Run, catalog, run_job, run_scores_on_s3, spec
 
 pytestmark = pytest.mark.spark
-ROOT = Path(__file__).resolve().parents[2]
 FAST_FAIL = json.dumps({"spark.hadoop.fs.s3a.attempts.maximum": "1",
                         "spark.hadoop.fs.s3a.retry.limit": "1",
                         "spark.hadoop.fs.s3a.connection.establish.timeout": "2s"})
 """S3A retries a failing endpoint for minutes by default; the error tests want its first."""
-
-
-def spec(source: Path, *, engine: bool = False, sink: str = "parquet") -> dict[str, Any]:
-    """The storage tests' scores job; ``engine`` adds a ``last`` aggregation, which only the
-    engine path computes (the totals and counts stay those of :data:`FINAL_PANES`)."""
-    aggs: list[dict[str, Any]] = [{"name": "total", "fn": "sum", "of": "score"},
-                                  {"name": "n", "fn": "count"}]
-    if engine:
-        aggs.append({"name": "last_score", "fn": "last", "of": "score"})
-    return {
-        "name": "scores",
-        "source": {"kind": "files", "path": str(source), "format": "json",
-                   "schema": "team STRING, score INT, et TIMESTAMP"},
-        "key": "team", "event_time": "et",
-        "window": {"type": "tumbling", "size": "10s"},
-        "aggregations": aggs,
-        "sink": {"kind": sink},
-    }
-
-
-def catalog(home: Path, job: dict[str, Any]) -> str:
-    home.mkdir(parents=True, exist_ok=True)
-    with Catalog(f"sqlite:///{home / 'catalog.db'}", upgrade=True) as cat:
-        return cat.create_job(job, actor="test").store_name
-
-
-def run_job(s3: S3Server, home: Path, log: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """``python -m jobs.run scores --until-idle`` with the server's settings and credentials
-    in its environment (the credentials only there: never in the definition or catalog)."""
-    full = {**os.environ, **s3.env(), "TIDEMARK_HOME": str(home), "PYTHONPATH": str(ROOT),
-            "TIDEMARK_SPARK_MASTER": "local[2]", **env}
-    for var in ("TIDEMARK_DB_URL", "TIDEMARK_LAUNCHED", "TIDEMARK_CONFIG"):
-        full.pop(var, None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "jobs.run", "scores", "--until-idle", "--shuffle-partitions", "2"],
-        env=full, cwd=str(ROOT), capture_output=True, text=True, timeout=1200)
-    log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
-    return proc
 
 
 def s3_panes(st: S3Storage, panes: str) -> list[dict[str, Any]]:
@@ -142,16 +100,14 @@ def test_wrong_credentials_are_refused_by_the_server(s3: S3Server) -> None:
 @pytest.mark.parametrize("engine", [
     False, pytest.param(True, marks=pytest.mark.heavy)], ids=["native", "engine"])
 def test_a_job_keeps_results_late_records_and_dead_letters_on_s3(
-        s3: S3Server, tmp_path: Path, engine: bool) -> None:
+        s3: S3Server, tmp_path: Path, request: pytest.FixtureRequest, engine: bool) -> None:
     """Checkpoint on the local disk, results root on ``s3a://``: Spark's Parquet panes through
     S3A, the gate's side files from the executors (the JVM gate through S3A on the native
-    path, the engine host through pyarrow's S3 client), the probe through S3A on the driver."""
-    land(tmp_path / "in", FILES)
-    home = tmp_path / "home"
-    store = catalog(home, spec(tmp_path / "in", engine=engine))
-    tag = "engine" if engine else "native"
-    results = f"s3a://{BUCKET}/{tag}/results"
-    proc = run_job(s3, home, tmp_path / "job.log", TIDEMARK_RESULTS_ROOT=results)
+    path, the engine host through pyarrow's S3 client), the probe through S3A on the driver.
+    The native path's run is the suite's shared one (the UI test on S3 reads it too)."""
+    run: S3Run = (run_scores_on_s3(s3, tmp_path, f"s3a://{BUCKET}/engine/results", engine=True)
+                  if engine else request.getfixturevalue("s3_native_run"))
+    proc, home, store, results = run.proc, run.home, run.store, run.results
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ("engine path" if engine else "native path") in proc.stdout
 

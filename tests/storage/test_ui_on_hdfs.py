@@ -13,62 +13,38 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from jobs.catalog import Catalog
 from jobs.config import Settings
-from jobs.definition import load_definition
-from jobs.spark.context import JobContext
-from jobs.spark.runner import JobRunner, RunOptions
 from jobs.storage.minihdfs import MiniHdfs
-from tests.ui.helpers import PASSWORD, app_as, texts
+from tests.ui.helpers import app_as, texts
 
-from .jobfiles import FILES, FINAL_PANES, T0, land
+from .hdfsjobs import HdfsRun, run_scores_on_hdfs
+from .jobfiles import FINAL_PANES, T0
 
 pytestmark = pytest.mark.spark
-
-
-def _spec(source: Path, sink: str) -> dict[str, Any]:
-    return {
-        "name": "scores",
-        "source": {"kind": "files", "path": str(source), "format": "json",
-                   "schema": "team STRING, score INT, et TIMESTAMP"},
-        "key": "team", "event_time": "et",
-        "window": {"type": "tumbling", "size": "10s"},
-        "aggregations": [{"name": "total", "fn": "sum", "of": "score"},
-                         {"name": "n", "fn": "count"}],
-        "sink": {"kind": sink},
-    }
 
 
 @pytest.mark.parametrize("sink", ["parquet", "delta"])
 def test_windows_page_reads_panes_late_records_and_dead_letters_on_hdfs(
         spark: Any, hdfs: MiniHdfs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        sink: str) -> None:
+        request: pytest.FixtureRequest, sink: str) -> None:
+    """The Parquet sink's run is the suite's shared native-path run on HDFS (the job test on
+    HDFS reads it too); the Delta sink's is this test's own."""
+    run: HdfsRun = (run_scores_on_hdfs(spark, hdfs, tmp_path, "ui-delta", sink=sink)
+                    if sink == "delta" else request.getfixturevalue("hdfs_native_run"))
+    assert run.exit_reason == "idle"
     for var in ("TIDEMARK_CONFIG", "TIDEMARK_RESULTS_ROOT", "TIDEMARK_CHECKPOINT_ROOT"):
         monkeypatch.delenv(var, raising=False)
-    db_url = f"sqlite:///{tmp_path / 'catalog.db'}"
-    root = f"{hdfs.url}/ui-{sink}"
     # the UI's settings come from a file, as a deployment's would; the catalog from the env
     config = tmp_path / "tidemark.toml"
-    config.write_text(f'results_root = "{root}/results"\n'
-                      f'checkpoint_root = "{root}/checkpoints"\n'
+    config.write_text(f'results_root = "{run.root}/results"\n'
+                      f'checkpoint_root = "{run.root}/checkpoints"\n'
                       f'webhdfs_url = "{hdfs.http}"\n', encoding="utf-8")
     monkeypatch.setenv("TIDEMARK_CONFIG", str(config))
-    monkeypatch.setenv("TIDEMARK_DB_URL", db_url)
-    monkeypatch.setenv("TIDEMARK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TIDEMARK_DB_URL", run.db_url)
+    monkeypatch.setenv("TIDEMARK_HOME", str(run.home))
     monkeypatch.delenv("TIDEMARK_WEBHDFS_URL", raising=False)
-
-    land(tmp_path / "in", FILES)
-    spec = _spec(tmp_path / "in", sink)
-    with Catalog(db_url, upgrade=True) as cat:
-        cat.ensure_admin("admin", PASSWORD)
-        cat.add_user("editor", PASSWORD, "editor", "admin")
-        cat.add_user("viewer", PASSWORD, "viewer", "admin")
-        version = cat.create_job(spec, "editor")
-
     settings = Settings.from_env()
-    assert settings.results_root.startswith(hdfs.url) and settings.webhdfs_url == hdfs.http
-    ctx = JobContext.create(load_definition(spec), settings, store=version.store_name)
-    assert JobRunner(spark, ctx, RunOptions(until_idle=True)).run() == "idle"
+    assert settings.results_root == f"{run.root}/results" and settings.webhdfs_url == hdfs.http
 
     at = app_as("viewer", "views/windows.py")
     assert not at.exception, at.exception

@@ -12,32 +12,26 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jobs.catalog import Catalog
 from jobs.spark.delta_sink import committed_version, read_table, storage_options, table_uri
 from jobs.storage.s3server import BUCKET, S3Server
-from tests.ui.helpers import PASSWORD, app_as, texts
+from tests.ui.helpers import app_as, texts
 
-from .jobfiles import FILES, FINAL_PANES, T0, land
-from .test_s3 import run_job, spec
+from .jobfiles import FINAL_PANES, T0
+from .s3jobs import S3Run, run_scores_on_s3
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.mark.parametrize("sink", ["parquet", pytest.param("delta", marks=pytest.mark.heavy)])
 def test_windows_page_reads_panes_late_records_and_dead_letters_on_s3(
-        s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sink: str) -> None:
-    land(tmp_path / "in", FILES)
-    home = tmp_path / "home"
-    home.mkdir()
-    db_url = f"sqlite:///{home / 'catalog.db'}"
-    with Catalog(db_url, upgrade=True) as cat:
-        cat.ensure_admin("admin", PASSWORD)
-        cat.add_user("editor", PASSWORD, "editor", "admin")
-        cat.add_user("viewer", PASSWORD, "viewer", "admin")
-        store = cat.create_job(spec(tmp_path / "in", sink=sink), "editor").store_name
-    results = f"s3a://{BUCKET}/ui-{sink}/results"
-    proc = run_job(s3, home, tmp_path / "job.log", TIDEMARK_RESULTS_ROOT=results)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+        s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest, sink: str) -> None:
+    """The Parquet sink's run is the suite's shared native-path run (the S3 job test reads it
+    too); the Delta sink's is this test's own."""
+    run: S3Run = (run_scores_on_s3(s3, tmp_path, f"s3a://{BUCKET}/ui-delta/results", sink=sink)
+                  if sink == "delta" else request.getfixturevalue("s3_native_run"))
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    home, db_url, store, results = run.home, run.db_url, run.store, run.results
     if sink == "delta":  # one Delta commit per batch with panes, each carrying its batch id
         table = f"{results}/scores/{store}/panes"
         uri = table_uri(table)
