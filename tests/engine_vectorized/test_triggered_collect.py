@@ -16,6 +16,7 @@ from jobs.definition import load_definition
 from jobs.definition.model import Aggregation, Definition
 from jobs.engine import make_engine
 from jobs.engine.engine import Engine
+from jobs.engine.vectorized import triggered_side
 from jobs.engine.vectorized.triggered import TriggeredEngine, qualifies_triggered
 from tests.engine_vectorized.strategies import Instant, instants
 from tests.engine_vectorized.test_triggered_vs_engine import run, triggered_definitions
@@ -91,3 +92,21 @@ def test_retracting_early_counts_with_a_late_record() -> None:
                        ("EARLY", False, {"xs": [1.0, 1], "d": 1}),
                        ("EARLY", False, {"xs": [], "d": 0})]
     assert ("LATE", False, {"xs": [1.0, 1, "1"], "d": 2}) in got
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=collect_definitions(), data=st.data())
+def test_compacting_the_side_table_changes_nothing(defn: Definition, data: st.DataObject) -> None:
+    """With compaction after every freed window or shown pane, the output and state are
+    still the general engine's (compaction renumbers windows and entries)."""
+    insts = data.draw(mixed_instants())
+    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
+    saved = triggered_side._COMPACT_AT
+    triggered_side._COMPACT_AT = 0
+    try:
+        t_out, t_seen = run(defn, insts, restore_at, triggered=True)
+    finally:
+        triggered_side._COMPACT_AT = saved
+    g_out, g_seen = run(defn, insts, None, triggered=False)
+    assert t_out == g_out
+    assert t_seen == g_seen

@@ -3,10 +3,11 @@ the window table.
 
 Why a side table: their accumulators are lists / sets of any JSON values, of any length per
 window, which the kernels' fixed-size accumulator columns cannot hold. Each aggregation keeps
-one entry per accepted non-null value: (key code, window start, arrival number, event time,
-payload), the payload the value itself (``collect``) or its :class:`ValueTable` code
-(``count_distinct``). Entries are keyed by (key, start), not by window-table row, so the
-table's compaction (between kernel calls, mid-unit) never moves them.
+one entry per accepted non-null value: (arrival number, event time, payload), the payload the
+value itself (``collect``) or its :class:`ValueTable` code (``count_distinct``). Windows have
+their own ids, found from (key code, window start) through a hash (the window table's rows
+move when it compacts; these ids do not), and each window's entries are linked in arrival
+order (:mod:`triggered_side_kernels`), so a pane reads its own window's entries only.
 
 Which (record, window) pairs the kernel accepts is a function of the record's event time and
 the unit's starting watermark only (a live window always has ``close + allowed_lateness``
@@ -14,8 +15,9 @@ beyond the watermark, and one cannot be created past it), so entries are appende
 unit with array operations before the kernel runs. A pane shows the entries of its window
 with arrival number in ``(lo, hi]``: ``hi`` the last record folded before it fired, ``lo``
 the previous pane's ``hi`` when discarding (the kernel reset the window's accumulators then)
-and -infinity otherwise; a retraction shows its previous pane's range again. Entries of a
-window are freed when the window expires, and, when discarding, once a pane has shown them.
+and -infinity otherwise; a retraction shows its previous pane's range again. When
+discarding, a pane unlinks the entries it showed; expired windows are forgotten; the arrays
+are compacted once most of what they hold is unlinked.
 """
 
 from __future__ import annotations
@@ -24,21 +26,28 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
+from jobs.engine.vectorized import triggered_side_kernels as SK
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import object_values
 
 I64 = NDArray[np.int64]
 MIN = np.iinfo(np.int64).min
-LOADED = MIN + 1
-"""Previous-pane bound of a window restored from a state: its retraction shows the state's
-``last_pane`` values (the bound itself is not in the state)."""
+_COMPACT_AT = 4096
+"""Unlinked entries / forgotten windows below this are never compacted away."""
 
 
-def _index(k: I64, s: I64) -> pd.MultiIndex:
-    return pd.MultiIndex.from_arrays([k, s])
+def _grow(a: NDArray[Any], n: int, fill: Any = 0) -> NDArray[Any]:
+    if len(a) >= n:
+        return a
+    out = np.full(max(n, 2 * len(a), 64), fill, dtype=a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(6, (n - 1).bit_length())
 
 
 class SideAgg:
@@ -46,116 +55,176 @@ class SideAgg:
 
     def __init__(self, name: str, fn: str) -> None:
         self.name, self.fn = name, fn
-        self.k = np.zeros(0, dtype=np.int64)
-        self.s = np.zeros(0, dtype=np.int64)
+        self.n = 0
         self.seq = np.zeros(0, dtype=np.int64)
         self.t = np.zeros(0, dtype=np.int64)
-        self.v: NDArray[Any] = np.zeros(0, dtype=object if fn == "collect" else np.int64)
+        self.code = np.zeros(0, dtype=np.int64)
+        self.vals: NDArray[Any] = np.zeros(0, dtype=object)
+        self.nxt = np.zeros(0, dtype=np.int64)
+        self.head = np.zeros(0, dtype=np.int64)
+        self.tail = np.zeros(0, dtype=np.int64)
+        self.unlinked = 0
         self.table = ValueTable()
 
-    def append(self, k: I64, s: I64, seq: I64, t: I64, values: NDArray[Any]) -> None:
-        payload = values if self.fn == "collect" else self.table.encode(values)
-        self.k = np.concatenate([self.k, k])
-        self.s = np.concatenate([self.s, s])
-        self.seq = np.concatenate([self.seq, seq])
-        self.t = np.concatenate([self.t, t])
-        self.v = np.concatenate([self.v, payload])
+    def grow_windows(self, n_w: int) -> None:
+        self.head = _grow(self.head, n_w, -1)
+        self.tail = _grow(self.tail, n_w, -1)
 
-    def keep(self, mask: NDArray[np.bool_]) -> None:
-        self.k, self.s, self.seq, self.t, self.v = (
-            self.k[mask], self.s[mask], self.seq[mask], self.t[mask], self.v[mask])
+    def append(self, wids: I64, seq: I64, t: I64, values: NDArray[Any]) -> None:
+        """Entries of ``values`` (non-null) for windows ``wids``, in arrival order."""
+        m = len(wids)
+        if m == 0:
+            return
+        n, end = self.n, self.n + m
+        self.seq = _grow(self.seq, end)
+        self.t = _grow(self.t, end)
+        self.nxt = _grow(self.nxt, end)
+        self.seq[n:end] = seq
+        self.t[n:end] = t
+        if self.fn == "collect":
+            self.vals = _grow(self.vals, end, None)
+            self.vals[n:end] = values
+        else:
+            self.code = _grow(self.code, end)
+            self.code[n:end] = self.table.encode(values)
+        SK.link(self.head, self.tail, self.nxt, wids, n)
+        self.n = end
 
-    def window_of_entries(self, wk: I64, ws: I64) -> I64:
-        """Per entry, its window's position in the (unique) windows ``wk, ws``; -1 absent."""
-        if len(self.k) == 0 or len(wk) == 0:
-            return np.full(len(self.k), -1, dtype=np.int64)
-        return np.asarray(_index(wk, ws).get_indexer(_index(self.k, self.s)), dtype=np.int64)
-
-    def values(self, pw: I64, lo: I64, hi: I64, wk: I64, ws: I64) -> NDArray[Any]:
-        """Per query ``i`` (window ``pw[i]`` of ``wk, ws``), the value over the entries with
-        arrival number in ``(lo[i], hi[i]]``."""
-        m = len(pw)
-        ew = self.window_of_entries(wk, ws)
-        sel = np.flatnonzero(ew >= 0)
-        ew = ew[sel]
-        order = np.argsort(ew, kind="stable")
-        sel, ew = sel[order], ew[order]
-        counts = np.bincount(ew, minlength=len(wk))
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        lens = counts[pw]
-        total = int(lens.sum())
-        q = np.repeat(np.arange(m, dtype=np.int64), lens)
-        offs = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-        entry = sel[np.repeat(starts[pw], lens) + offs]
-        seq = self.seq[entry]
-        inside = (seq > lo[q]) & (seq <= hi[q])
-        q, entry = q[inside], entry[inside]
+    def values(self, wid: I64, lo: I64, hi: I64) -> NDArray[Any]:
+        """Per pane (window ``wid[i]``, arrival range ``(lo[i], hi[i]]``), its value."""
+        m = len(wid)
+        cnt, ent = SK.gather(self.head, self.nxt, self.seq, wid, lo, hi)
+        q = np.repeat(np.arange(m, dtype=np.int64), cnt)
         if self.fn == "count_distinct":
             n_codes = max(len(self.table), 1)
-            packed = np.asarray(pd.unique(q * n_codes + self.v[entry]), dtype=np.int64)
+            packed = np.unique(q * n_codes + self.code[ent])
             return np.bincount(packed // n_codes, minlength=m).astype(np.int64)
-        order = np.lexsort((self.seq[entry], self.t[entry], q))
-        q, entry = q[order], entry[order]
-        vals = self.v[entry].tolist()
-        ends = np.cumsum(np.bincount(q, minlength=m)).tolist()
-        begins = [0, *ends[:-1]]
+        t = self.t[ent]
+        if len(t) > 1 and not bool((np.diff(t) >= 0).all()):
+            # each pane's entries by (event time, arrival), the general engine's list order
+            ent = ent[np.lexsort((self.seq[ent], t, q))]
+        vals = self.vals[ent].tolist()
         out = np.empty(m, dtype=object)
-        for i, (a, b) in enumerate(zip(begins, ends, strict=True)):
-            out[i] = vals[a:b]
+        a = 0
+        for i, c in enumerate(cnt.tolist()):
+            out[i] = vals[a: a + c]
+            a += c
         return out
 
-    def acc_of(self, idx: I64) -> Any:
-        """The general engine's accumulator over entries ``idx`` (in any order)."""
+    def acc_of(self, ent: I64) -> Any:
+        """The general engine's accumulator over entries ``ent`` (in any order)."""
         if self.fn == "collect":
-            items = sorted(zip(self.t[idx].tolist(), self.seq[idx].tolist(),
-                               self.v[idx].tolist(), strict=True),
+            items = sorted(zip(self.t[ent].tolist(), self.seq[ent].tolist(),
+                               self.vals[ent].tolist(), strict=True),
                            key=lambda x: (x[0], x[1]))
             return [list(x) for x in items]
-        return {self.table.tokens[c]: 1 for c in self.v[idx].tolist()}
+        return {self.table.tokens[c]: 1 for c in self.code[ent].tolist()}
 
-    def load_acc(self, k: int, s: int, acc: Any) -> bool:
-        """Entries from the general engine's accumulator; False when it is not one."""
+    def parse_acc(self, acc: Any) -> tuple[I64, I64, NDArray[Any]] | None:
+        """(arrival numbers, event times, values) of the general engine's accumulator, in
+        arrival order; None when it is not one."""
         if self.fn == "collect":
             if not isinstance(acc, list) or any(
                     not isinstance(x, list) or len(x) != 3 or type(x[0]) is not int
                     or type(x[1]) is not int for x in acc):
-                return False
-            n = len(acc)
-            t = np.array([x[0] for x in acc], dtype=np.int64)
-            seq = np.array([x[1] for x in acc], dtype=np.int64)
-            vals = object_values([x[2] for x in acc], n)
+                return None
+            items = sorted(acc, key=lambda x: x[1])
+            n = len(items)
+            return (np.array([x[1] for x in items], dtype=np.int64),
+                    np.array([x[0] for x in items], dtype=np.int64),
+                    object_values([x[2] for x in items], n))
+        if not isinstance(acc, dict):
+            return None
+        n = len(acc)
+        # tokens stand for their values: ValueTable codes a token once it is known
+        codes = self.table._codes_of_tokens([str(x) for x in acc])
+        return (np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
+                np.asarray(codes, dtype=object))
+
+    def append_codes(self, wids: I64, seq: I64, t: I64, codes: I64) -> None:
+        """Entries already coded (restored ``count_distinct`` sets)."""
+        m = len(wids)
+        n, end = self.n, self.n + m
+        self.seq = _grow(self.seq, end)
+        self.t = _grow(self.t, end)
+        self.nxt = _grow(self.nxt, end)
+        self.code = _grow(self.code, end)
+        self.seq[n:end] = seq
+        self.t[n:end] = t
+        self.code[n:end] = codes
+        SK.link(self.head, self.tail, self.nxt, wids, n)
+        self.n = end
+
+    def compact(self, live: I64) -> None:
+        """Keep the linked entries of windows ``live`` (renumbered ``0..``), window after
+        window."""
+        src, cnt = SK.window_order(self.head, self.nxt, live, self.n - self.unlinked)
+        m = len(src)
+        self.seq, self.t = self.seq[src], self.t[src]
+        if self.fn == "collect":
+            self.vals = self.vals[src]
         else:
-            if not isinstance(acc, dict):
-                return False
-            n = len(acc)
-            t = np.zeros(n, dtype=np.int64)
-            seq = np.full(n, -1, dtype=np.int64)  # before every pane bound
-            codes = self.table._codes_of_tokens([str(x) for x in acc])
-            self.k = np.concatenate([self.k, np.full(n, k, dtype=np.int64)])
-            self.s = np.concatenate([self.s, np.full(n, s, dtype=np.int64)])
-            self.seq = np.concatenate([self.seq, seq])
-            self.t = np.concatenate([self.t, t])
-            self.v = np.concatenate([self.v, codes])
-            return True
-        self.k = np.concatenate([self.k, np.full(n, k, dtype=np.int64)])
-        self.s = np.concatenate([self.s, np.full(n, s, dtype=np.int64)])
-        self.seq = np.concatenate([self.seq, seq])
-        self.t = np.concatenate([self.t, t])
-        self.v = np.concatenate([self.v, vals])
-        return True
+            self.code = self.code[src]
+        self.nxt = np.arange(1, m + 1, dtype=np.int64)
+        ends = np.cumsum(cnt)
+        begins = ends - cnt
+        has = cnt > 0
+        self.nxt[ends[has] - 1] = -1
+        self.head = np.where(has, begins, -1).astype(np.int64)
+        self.tail = np.where(has, ends - 1, -1).astype(np.int64)
+        self.n, self.unlinked = m, 0
 
 
 class SideTables:
-    """Every side aggregation of one engine, and each window's previous-pane bound."""
+    """Every side aggregation of one engine, the window index and each window's
+    previous-pane bound."""
 
     def __init__(self, aggs: Sequence[tuple[int, str, str]], discarding: bool) -> None:
         self.cols = [j for j, _, _ in aggs]
         self.aggs = [SideAgg(name, fn) for _, name, fn in aggs]
         self.discarding = discarding
-        self.last: dict[tuple[int, int], int] = {}
-        """(key code, start) -> arrival number the window's last pane showed up to."""
+        self.n_w = 0
+        self.n_free = 0
+        self.w_k = np.zeros(0, dtype=np.int64)
+        self.w_s = np.zeros(0, dtype=np.int64)
+        self.w_last = np.zeros(0, dtype=np.int64)
+        """Per window: the arrival number its last pane showed up to."""
+        self.w_live = np.zeros(0, dtype=np.bool_)
+        self.w_loaded = np.zeros(0, dtype=np.bool_)
+        """Per window: restored from a state and no pane since (its retraction shows the
+        state's ``last_pane`` values, kept in ``loaded_lp``)."""
         self.loaded_lp: dict[tuple[int, int], dict[str, Any]] = {}
-        """Restored windows' last pane values (until their next pane)."""
+        self._hash(64)
+
+    def _hash(self, size: int) -> None:
+        hc = _pow2(size)
+        self.hk = np.zeros(hc, dtype=np.int64)
+        self.hs = np.zeros(hc, dtype=np.int64)
+        self.hv = np.zeros(hc, dtype=np.int64)
+        self.hst = np.zeros(hc, dtype=np.int8)
+        live = np.flatnonzero(self.w_live[: self.n_w])
+        SK.rehash(self.hk, self.hs, self.hv, self.hst, self.w_k, self.w_s, live)
+        self._h_used = len(live)
+
+    def _resolve(self, k: I64, s: I64) -> I64:
+        """Window ids of (k, s) pairs, creating the absent windows."""
+        m = len(k)
+        want = self.n_w + m
+        if len(self.w_k) < want:
+            self.w_k = _grow(self.w_k, want)
+            self.w_s = _grow(self.w_s, want)
+            self.w_last = _grow(self.w_last, want, MIN)
+            self.w_live = _grow(self.w_live, want, False)
+            self.w_loaded = _grow(self.w_loaded, want, False)
+            for agg in self.aggs:
+                agg.grow_windows(len(self.w_k))
+        if 2 * (self._h_used + m) > len(self.hk):
+            self._hash(4 * (self.n_w - self.n_free + m))
+        n0 = self.n_w
+        wids, self.n_w = SK.resolve(self.hk, self.hs, self.hv, self.hst, self.w_k, self.w_s,
+                                    self.w_last, self.w_live, self.w_loaded, self.n_w, k, s)
+        self._h_used += self.n_w - n0
+        return np.asarray(wids, dtype=np.int64)
 
     def add_unit(self, codes: I64, t: I64, seq0: int, columns: dict[str, Any], wm0: int,
                  window: tuple[int, int, int, int], al: int, event_basis: bool) -> None:
@@ -183,85 +252,95 @@ class SideTables:
         if event_basis and wm0 != MIN:
             ok &= t[rec] >= wm0
         rec, s = rec[ok], s[ok]
-        for agg in self.aggs:
-            obj = object_values(columns[agg.name], n)
-            valid = np.asarray(obj[rec] != None, dtype=np.bool_)  # noqa: E711 (elementwise)
-            r = rec[valid]
-            agg.append(codes[r], s[valid], seq0 + r, t[r], obj[r])
+        objs = [object_values(columns[agg.name], n) for agg in self.aggs]
+        valid = [np.asarray(obj[rec] != None, dtype=np.bool_) for obj in objs]  # noqa: E711
+        any_valid = np.logical_or.reduce(valid) if len(valid) > 1 else valid[0]
+        if not any_valid.any():
+            return
+        wids = np.full(len(rec), -1, dtype=np.int64)
+        wids[any_valid] = self._resolve(codes[rec[any_valid]], s[any_valid])
+        for agg, obj, v in zip(self.aggs, objs, valid, strict=True):
+            r = rec[v]
+            agg.append(wids[v], seq0 + r, t[r], obj[r])
 
     def pane_values(self, pk: I64, ps: I64, retraction: NDArray[np.bool_],
                     bound: I64) -> dict[int, NDArray[Any]]:
         """Per side aggregation column, the values of panes (key, start, retraction, last
         arrival folded) in emission order; updates each window's previous-pane bound."""
-        m = len(pk)
-        lo = np.full(m, MIN, dtype=np.int64)
-        hi = bound.copy()
-        loaded: list[tuple[int, dict[str, Any]]] = []
-        last = self.last
-        for i, (k, s, r, b) in enumerate(zip(pk.tolist(), ps.tolist(), retraction.tolist(),
-                                             bound.tolist(), strict=True)):
-            w = (k, s)
-            prev = last.get(w, MIN)
-            if r:
-                if prev == LOADED:
-                    loaded.append((i, self.loaded_lp[w]))
-                hi[i] = prev
-                continue
-            if self.discarding and prev != LOADED:
-                lo[i] = prev
-            last[w] = b
-            self.loaded_lp.pop(w, None)
-        idx = _index(pk, ps)
-        uniq = idx.unique()
-        wk = np.asarray(uniq.get_level_values(0), dtype=np.int64)
-        ws = np.asarray(uniq.get_level_values(1), dtype=np.int64)
-        pw = np.asarray(uniq.get_indexer(idx), dtype=np.int64)
+        wid, lo, hi, loaded = SK.pane_ranges(
+            self.hk, self.hs, self.hv, self.hst, self.w_last, self.w_loaded,
+            np.ascontiguousarray(pk, dtype=np.int64), np.ascontiguousarray(ps, dtype=np.int64),
+            np.ascontiguousarray(retraction, dtype=np.bool_),
+            np.ascontiguousarray(bound, dtype=np.int64), self.discarding)
         out: dict[int, NDArray[Any]] = {}
+        restored = np.flatnonzero(loaded).tolist()
         for j, agg in zip(self.cols, self.aggs, strict=True):
-            vals = agg.values(pw, lo, hi, wk, ws)
-            if loaded:
+            vals = agg.values(wid, lo, hi)
+            if restored:
                 vals = vals.astype(object)
-                for i, lp in loaded:
-                    vals[i] = lp[agg.name]
+                for i in restored:
+                    vals[i] = self.loaded_lp[(int(pk[i]), int(ps[i]))][agg.name]
                 if agg.fn == "count_distinct" and all(type(x) is int for x in vals.tolist()):
                     vals = vals.astype(np.int64)
             out[j] = vals
         if self.discarding:  # shown entries are no longer any window's
             for agg in self.aggs:
-                ew = agg.window_of_entries(wk, ws)
-                if not (ew >= 0).any():
-                    continue
-                wb = np.array([last.get(w, MIN) for w in zip(wk.tolist(), ws.tolist(),
-                                                              strict=True)], dtype=np.int64)
-                agg.keep((ew < 0) | (agg.seq > wb[np.maximum(ew, 0)]))
+                agg.unlinked += int(SK.drop_shown(agg.head, agg.nxt, agg.seq, self.w_last, wid))
+            self._maybe_compact()
         return out
 
     def free(self, wk: I64, ws: I64) -> None:
         """Forget expired windows."""
-        if len(wk) == 0:
+        if len(wk) == 0 or self.n_w == 0:
             return
+        wids = SK.free_windows(self.hk, self.hs, self.hv, self.hst, self.w_live,
+                               np.ascontiguousarray(wk, dtype=np.int64),
+                               np.ascontiguousarray(ws, dtype=np.int64))
+        wids = wids[wids >= 0]
+        if len(wids) == 0:
+            return
+        self.n_free += len(wids)
         for agg in self.aggs:
-            agg.keep(agg.window_of_entries(wk, ws) < 0)
-        for w in zip(wk.tolist(), ws.tolist(), strict=True):
-            self.last.pop(w, None)
-            self.loaded_lp.pop(w, None)
+            agg.unlinked += int(SK.count_entries(agg.head, agg.nxt, wids).sum())
+            agg.head[wids] = -1
+            agg.tail[wids] = -1
+        for k, s in zip(self.w_k[wids].tolist(), self.w_s[wids].tolist(), strict=True):
+            self.loaded_lp.pop((k, s), None)
+        self._maybe_compact()
+
+    def _maybe_compact(self) -> None:
+        if not (self.n_free > max(_COMPACT_AT, self.n_w // 2)
+                or any(a.unlinked > max(_COMPACT_AT, a.n // 2) for a in self.aggs)):
+            return
+        live = np.flatnonzero(self.w_live[: self.n_w])
+        for agg in self.aggs:
+            agg.compact(live)
+        self.w_k, self.w_s = self.w_k[live], self.w_s[live]
+        self.w_last, self.w_loaded = self.w_last[live], self.w_loaded[live]
+        self.w_live = np.ones(len(live), dtype=np.bool_)
+        self.n_w, self.n_free = len(live), 0
+        self._hash(4 * max(len(live), 16))
 
     # ------------------------------------------------------------ state conversion
 
+    def _window(self, k: int, s: int) -> int:
+        return int(SK.find(self.hk, self.hs, self.hv, self.hst, k, s))
+
     def accs(self) -> dict[tuple[int, int], list[Any]]:
-        """(key, start) -> per side aggregation, the general engine's accumulator (only
-        windows with entries; the others hold the empty accumulator)."""
+        """(key, start) -> per side aggregation, the general engine's accumulator (windows
+        without entries hold the empty accumulator)."""
+        live = np.flatnonzero(self.w_live[: self.n_w])
         out: dict[tuple[int, int], list[Any]] = {}
         for a, agg in enumerate(self.aggs):
-            groups: dict[tuple[int, int], list[int]] = {}
-            for e, w in enumerate(zip(agg.k.tolist(), agg.s.tolist(), strict=True)):
-                if self.discarding and agg.seq[e] <= self.last.get(w, MIN) \
-                        and self.last.get(w, MIN) != LOADED:
-                    continue
-                groups.setdefault(w, []).append(e)
-            for w, es in groups.items():
-                accs = out.setdefault(w, [None] * len(self.aggs))
-                accs[a] = agg.acc_of(np.asarray(es, dtype=np.int64))
+            total = int(agg.n - agg.unlinked)
+            src, cnt = SK.window_order(agg.head, agg.nxt, live, total)
+            ends = np.cumsum(cnt).tolist()
+            begin = 0
+            for w, end in zip(live.tolist(), ends, strict=True):
+                if end > begin:
+                    key = (int(self.w_k[w]), int(self.w_s[w]))
+                    out.setdefault(key, [None] * len(self.aggs))[a] = agg.acc_of(src[begin:end])
+                begin = end
         return out
 
     def empty_acc(self, a: int) -> Any:
@@ -269,15 +348,39 @@ class SideTables:
 
     def last_pane_values(self, k: int, s: int) -> dict[str, Any]:
         """The values window (k, s)'s last pane showed (retracting mode)."""
-        w = (k, s)
-        if w in self.loaded_lp:
-            return dict(self.loaded_lp[w])
-        hi = np.array([self.last.get(w, MIN)], dtype=np.int64)
+        w = self._window(k, s)
+        if w >= 0 and self.w_loaded[w]:
+            return dict(self.loaded_lp[(k, s)])
+        wid = np.array([w], dtype=np.int64)
         lo = np.array([MIN], dtype=np.int64)
-        pw = np.zeros(1, dtype=np.int64)
-        wk, ws = np.array([k], dtype=np.int64), np.array([s], dtype=np.int64)
+        hi = np.array([self.w_last[w] if w >= 0 else MIN], dtype=np.int64)
         out = {}
         for agg in self.aggs:
-            v = agg.values(pw, lo, hi, wk, ws)[0]
+            v = agg.values(wid, lo, hi)[0]
             out[agg.name] = int(v) if agg.fn == "count_distinct" else v
         return out
+
+    def load_acc(self, a: int, k: int, s: int, acc: Any) -> bool:
+        """Entries of side aggregation ``a`` of window (k, s) from the general engine's
+        accumulator; False when it is not one."""
+        agg = self.aggs[a]
+        parsed = agg.parse_acc(acc)
+        if parsed is None:
+            return False
+        seq, t, vals = parsed
+        if len(seq) == 0:
+            return True
+        wids = np.full(len(seq), self._resolve(np.array([k], dtype=np.int64),
+                                               np.array([s], dtype=np.int64))[0],
+                       dtype=np.int64)
+        if agg.fn == "collect":
+            agg.append(wids, seq, t, vals)
+        else:
+            agg.append_codes(wids, seq, t, vals.astype(np.int64))
+        return True
+
+    def set_loaded(self, k: int, s: int, last_pane_values: dict[str, Any]) -> None:
+        """Window (k, s) was restored with a last pane showing these values."""
+        w = int(self._resolve(np.array([k], dtype=np.int64), np.array([s], dtype=np.int64))[0])
+        self.w_loaded[w] = True
+        self.loaded_lp[(k, s)] = {a.name: last_pane_values.get(a.name) for a in self.aggs}

@@ -18,7 +18,6 @@ from jobs.engine.core import GLOBAL_CLOSE
 from jobs.engine.state import NO_START, EngineState, KeyState, WindowState
 from jobs.engine.vectorized import trigger_kernels
 from jobs.engine.vectorized.triggered_output import TIMING_NAMES
-from jobs.engine.vectorized.triggered_side import LOADED
 from jobs.engine.vectorized.values import EXACT_FLOAT_INT
 
 if TYPE_CHECKING:
@@ -153,7 +152,7 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
                 eng.wi[r, K.C_TIMER] = int(w.timer)
             for j, fn in enumerate(fns):
                 if eng.side is not None and j in eng.side.cols:
-                    if not eng.side.aggs[eng.side.cols.index(j)].load_acc(code, s, w.accs[j]):
+                    if not eng.side.load_acc(eng.side.cols.index(j), code, s, w.accs[j]):
                         return False
                 elif not _set_acc(eng, fn, r, j, w.accs[j]):
                     return False
@@ -161,10 +160,7 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
                 lp = w.last_pane
                 eng.wi[r, K.C_LP_TIMING] = TIMING_NAMES.index(lp["timing"])
                 if eng.side is not None:
-                    vals = lp["values"]
-                    eng.side.loaded_lp[(code, s)] = {a.name: vals.get(a.name)
-                                                     for a in eng.side.aggs}
-                    eng.side.last[(code, s)] = LOADED
+                    eng.side.set_loaded(code, s, lp["values"])
                 for j, name in enumerate(eng._names):
                     if eng.side is not None and j in eng.side.cols:
                         continue

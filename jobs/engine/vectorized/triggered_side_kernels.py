@@ -1,0 +1,189 @@
+"""Compiled loops of the triggered engine's side table (:mod:`triggered_side`): the window
+index from (key code, window start) to a side window id, each window's entries as a linked
+list in arrival order, and the per-pane arrival ranges.
+
+Entries of a window are linked in arrival order (``head`` / ``tail`` per window, ``nxt`` per
+entry), so a pane walks its own window's entries only and stops at its upper bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from jobs.engine.vectorized.window_hash import h_delete, h_find, h_insert
+
+MIN = np.iinfo(np.int64).min
+
+
+@njit(cache=True)
+def resolve(hk, hs, hv, hst, w_k, w_s, w_last, w_live, w_loaded, n_w, k, s):
+    """The window id of each (k, s), creating absent windows; returns (ids, new n_w). The
+    caller has made room for ``len(k)`` more windows in the arrays and the hash."""
+    out = np.empty(len(k), dtype=np.int64)
+    for i in range(len(k)):
+        w = h_find(hk, hs, hv, hst, k[i], s[i])
+        if w < 0:
+            w = n_w
+            n_w += 1
+            w_k[w] = k[i]
+            w_s[w] = s[i]
+            w_last[w] = MIN
+            w_live[w] = True
+            w_loaded[w] = False
+            h_insert(hk, hs, hv, hst, k[i], s[i], w)
+        out[i] = w
+    return out, n_w
+
+
+@njit(cache=True)
+def link(head, tail, nxt, wids, n_e):
+    """Append entries ``n_e ..`` (one per ``wids``) to their windows' lists."""
+    for i in range(len(wids)):
+        e = n_e + i
+        w = wids[i]
+        nxt[e] = -1
+        if head[w] < 0:
+            head[w] = e
+        else:
+            nxt[tail[w]] = e
+        tail[w] = e
+
+
+@njit(cache=True)
+def pane_ranges(hk, hs, hv, hst, w_last, w_loaded, pk, ps, retraction, bound,
+                discarding):
+    """Per pane in emission order: its window id (-1: no entries ever), the arrival range
+    ``(lo, hi]`` it shows, and whether it retracts a restored window's pane (its values are
+    the state's); updates each window's previous-pane bound."""
+    m = len(pk)
+    wid = np.empty(m, dtype=np.int64)
+    lo = np.full(m, MIN, dtype=np.int64)
+    hi = bound.copy()
+    loaded = np.zeros(m, dtype=np.bool_)
+    for i in range(m):
+        w = h_find(hk, hs, hv, hst, pk[i], ps[i])
+        wid[i] = w
+        if w < 0:
+            if retraction[i]:
+                hi[i] = MIN
+            continue
+        if retraction[i]:
+            loaded[i] = w_loaded[w]
+            hi[i] = w_last[w]
+            continue
+        if discarding and not w_loaded[w]:
+            lo[i] = w_last[w]
+        w_last[w] = bound[i]
+        w_loaded[w] = False
+    return wid, lo, hi, loaded
+
+
+@njit(cache=True)
+def gather(head, nxt, seq, wid, lo, hi):
+    """Per pane, how many entries of its window have arrival in ``(lo, hi]``, and those
+    entries pane after pane (each pane's in arrival order)."""
+    m = len(wid)
+    cnt = np.zeros(m, dtype=np.int64)
+    for i in range(m):
+        w = wid[i]
+        if w < 0:
+            continue
+        e = head[w]
+        c = 0
+        while e >= 0:
+            q = seq[e]
+            if q > hi[i]:
+                break
+            if q > lo[i]:
+                c += 1
+            e = nxt[e]
+        cnt[i] = c
+    out = np.empty(cnt.sum(), dtype=np.int64)
+    o = 0
+    for i in range(m):
+        w = wid[i]
+        if w < 0 or cnt[i] == 0:
+            continue
+        e = head[w]
+        while e >= 0:
+            q = seq[e]
+            if q > hi[i]:
+                break
+            if q > lo[i]:
+                out[o] = e
+                o += 1
+            e = nxt[e]
+    return cnt, out
+
+
+@njit(cache=True)
+def drop_shown(head, nxt, seq, w_last, wid):
+    """Discarding: unlink the entries a window's last pane showed; returns how many."""
+    dropped = 0
+    for i in range(len(wid)):
+        w = wid[i]
+        if w < 0:
+            continue
+        e = head[w]
+        while e >= 0 and seq[e] <= w_last[w]:
+            e = nxt[e]
+            dropped += 1
+        head[w] = e
+    return dropped
+
+
+@njit(cache=True)
+def free_windows(hk, hs, hv, hst, w_live, k, s):
+    """Forget windows (k, s) (those present); returns their ids."""
+    out = np.full(len(k), -1, dtype=np.int64)
+    for i in range(len(k)):
+        w = h_find(hk, hs, hv, hst, k[i], s[i])
+        if w >= 0:
+            h_delete(hk, hs, hv, hst, k[i], s[i])
+            w_live[w] = False
+            out[i] = w
+    return out
+
+
+@njit(cache=True)
+def find(hk, hs, hv, hst, k, s):
+    """The window id of (k, s), or -1."""
+    return h_find(hk, hs, hv, hst, k, s)
+
+
+@njit(cache=True)
+def count_entries(head, nxt, wids):
+    """Entries held by each of ``wids``."""
+    out = np.zeros(len(wids), dtype=np.int64)
+    for i in range(len(wids)):
+        e = head[wids[i]] if wids[i] >= 0 else -1
+        while e >= 0:
+            out[i] += 1
+            e = nxt[e]
+    return out
+
+
+@njit(cache=True)
+def window_order(head, nxt, wids, total):
+    """The entries of windows ``wids`` window after window, each in arrival order, with
+    each window's count (for compaction and the table form)."""
+    src = np.empty(total, dtype=np.int64)
+    cnt = np.zeros(len(wids), dtype=np.int64)
+    o = 0
+    for i in range(len(wids)):
+        e = head[wids[i]]
+        while e >= 0:
+            src[o] = e
+            o += 1
+            cnt[i] += 1
+            e = nxt[e]
+    return src[:o], cnt
+
+
+@njit(cache=True)
+def rehash(hk, hs, hv, hst, w_k, w_s, wids):
+    """Insert live windows ``wids`` into an empty hash."""
+    for i in range(len(wids)):
+        w = wids[i]
+        h_insert(hk, hs, hv, hst, w_k[w], w_s[w], w)
