@@ -53,8 +53,10 @@ def _pow2(n: int) -> int:
 class SideAgg:
     """The entries of one ``collect`` / ``count_distinct`` aggregation."""
 
-    def __init__(self, name: str, fn: str) -> None:
+    def __init__(self, name: str, fn: str, discarding: bool) -> None:
         self.name, self.fn = name, fn
+        self.running = fn == "count_distinct" and not discarding
+        """Keeps running distinct counts (accumulating / retracting ``count_distinct``)."""
         self.n = 0
         self.seq = np.zeros(0, dtype=np.int64)
         self.t = np.zeros(0, dtype=np.int64)
@@ -65,12 +67,42 @@ class SideAgg:
         self.tail = np.zeros(0, dtype=np.int64)
         self.unlinked = 0
         self.table = ValueTable()
+        # running distinct counts: per entry the window's count up to it, per window its
+        # count and the last entry its last pane showed, the (window, code) pairs seen
+        self.cd = np.zeros(0, dtype=np.int64)
+        self.w_nd = np.zeros(0, dtype=np.int64)
+        self.cur = np.zeros(0, dtype=np.int64)
+        self._d_hash(64, np.zeros(0, dtype=np.int64))
+
+    def _d_hash(self, size: int, live: I64) -> None:
+        hc = _pow2(size)
+        self.dk = np.zeros(hc, dtype=np.int64)
+        self.ds = np.zeros(hc, dtype=np.int64)
+        self.dv = np.zeros(hc, dtype=np.int64)
+        self.dst = np.zeros(hc, dtype=np.int8)
+        self.d_used = int(SK.rebuild_distinct(self.head, self.nxt, self.code, live, self.dk,
+                                              self.ds, self.dv, self.dst)) if len(live) else 0
 
     def grow_windows(self, n_w: int) -> None:
         self.head = _grow(self.head, n_w, -1)
         self.tail = _grow(self.tail, n_w, -1)
+        if self.running:
+            self.w_nd = _grow(self.w_nd, n_w, 0)
+            self.cur = _grow(self.cur, n_w, -1)
 
-    def append(self, wids: I64, seq: I64, t: I64, values: NDArray[Any]) -> None:
+    def _link(self, wids: I64, n: int, live: I64) -> None:
+        if not self.running:
+            SK.link(self.head, self.tail, self.nxt, wids, n)
+            return
+        m = len(wids)
+        self.cd = _grow(self.cd, n + m)
+        if 2 * (self.d_used + m) > len(self.dk):
+            self._d_hash(4 * (self.d_used + m), live)
+        SK.link_distinct(self.head, self.tail, self.nxt, wids, n, self.code, self.dk, self.ds,
+                         self.dv, self.dst, self.w_nd, self.cd)
+        self.d_used += m  # an upper bound
+
+    def append(self, wids: I64, seq: I64, t: I64, values: NDArray[Any], live: I64) -> None:
         """Entries of ``values`` (non-null) for windows ``wids``, in arrival order."""
         m = len(wids)
         if m == 0:
@@ -87,22 +119,26 @@ class SideAgg:
         else:
             self.code = _grow(self.code, end)
             self.code[n:end] = self.table.encode(values)
-        SK.link(self.head, self.tail, self.nxt, wids, n)
+        self._link(wids, n, live)
         self.n = end
 
-    def values(self, wid: I64, lo: I64, hi: I64) -> NDArray[Any]:
-        """Per pane (window ``wid[i]``, arrival range ``(lo[i], hi[i]]``), its value."""
+    def values(self, wid: I64, lo: I64, hi: I64,
+               retraction: NDArray[np.bool_] | None = None) -> NDArray[Any]:
+        """Per pane (window ``wid[i]``, arrival range ``(lo[i], hi[i]]``), its value;
+        ``retraction`` given: the panes of one ``pane_values`` call in emission order (a
+        running count then moves its windows' cursors)."""
         m = len(wid)
+        if self.running and retraction is not None:
+            return np.asarray(SK.distinct_panes(self.head, self.nxt, self.seq, self.cd,
+                                                self.cur, wid, hi, retraction), dtype=np.int64)
         cnt, ent = SK.gather(self.head, self.nxt, self.seq, wid, lo, hi)
-        q = np.repeat(np.arange(m, dtype=np.int64), cnt)
         if self.fn == "count_distinct":
+            q = np.repeat(np.arange(m, dtype=np.int64), cnt)
             n_codes = max(len(self.table), 1)
             packed = np.unique(q * n_codes + self.code[ent])
             return np.bincount(packed // n_codes, minlength=m).astype(np.int64)
-        t = self.t[ent]
-        if len(t) > 1 and not bool((np.diff(t) >= 0).all()):
-            # each pane's entries by (event time, arrival), the general engine's list order
-            ent = ent[np.lexsort((self.seq[ent], t, q))]
+        # each pane's entries by (event time, arrival), the general engine's list order
+        SK.sort_panes(ent, cnt, self.t, self.seq)
         vals = self.vals[ent].tolist()
         out = np.empty(m, dtype=object)
         a = 0
@@ -141,7 +177,7 @@ class SideAgg:
         return (np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
                 np.asarray(codes, dtype=object))
 
-    def append_codes(self, wids: I64, seq: I64, t: I64, codes: I64) -> None:
+    def append_codes(self, wids: I64, seq: I64, t: I64, codes: I64, live: I64) -> None:
         """Entries already coded (restored ``count_distinct`` sets)."""
         m = len(wids)
         n, end = self.n, self.n + m
@@ -152,7 +188,7 @@ class SideAgg:
         self.seq[n:end] = seq
         self.t[n:end] = t
         self.code[n:end] = codes
-        SK.link(self.head, self.tail, self.nxt, wids, n)
+        self._link(wids, n, live)
         self.n = end
 
     def compact(self, live: I64) -> None:
@@ -165,6 +201,13 @@ class SideAgg:
             self.vals = self.vals[src]
         else:
             self.code = self.code[src]
+        if self.running:
+            new_of = np.full(self.n, -1, dtype=np.int64)
+            new_of[src] = np.arange(m, dtype=np.int64)
+            cur = self.cur[live]
+            self.cur = np.where(cur >= 0, new_of[np.maximum(cur, 0)], -1).astype(np.int64)
+            self.w_nd = self.w_nd[live]
+            self.cd = self.cd[src]
         self.nxt = np.arange(1, m + 1, dtype=np.int64)
         ends = np.cumsum(cnt)
         begins = ends - cnt
@@ -173,6 +216,8 @@ class SideAgg:
         self.head = np.where(has, begins, -1).astype(np.int64)
         self.tail = np.where(has, ends - 1, -1).astype(np.int64)
         self.n, self.unlinked = m, 0
+        if self.running:
+            self._d_hash(4 * max(m, 16), np.arange(len(live), dtype=np.int64))
 
 
 class SideTables:
@@ -181,7 +226,7 @@ class SideTables:
 
     def __init__(self, aggs: Sequence[tuple[int, str, str]], discarding: bool) -> None:
         self.cols = [j for j, _, _ in aggs]
-        self.aggs = [SideAgg(name, fn) for _, name, fn in aggs]
+        self.aggs = [SideAgg(name, fn, discarding) for _, name, fn in aggs]
         self.discarding = discarding
         self.n_w = 0
         self.n_free = 0
@@ -195,6 +240,9 @@ class SideTables:
         state's ``last_pane`` values, kept in ``loaded_lp``)."""
         self.loaded_lp: dict[tuple[int, int], dict[str, Any]] = {}
         self._hash(64)
+
+    def _live(self) -> I64:
+        return np.flatnonzero(self.w_live[: self.n_w])
 
     def _hash(self, size: int) -> None:
         hc = _pow2(size)
@@ -261,7 +309,7 @@ class SideTables:
         wids[any_valid] = self._resolve(codes[rec[any_valid]], s[any_valid])
         for agg, obj, v in zip(self.aggs, objs, valid, strict=True):
             r = rec[v]
-            agg.append(wids[v], seq0 + r, t[r], obj[r])
+            agg.append(wids[v], seq0 + r, t[r], obj[r], self._live())
 
     def pane_values(self, pk: I64, ps: I64, retraction: NDArray[np.bool_],
                     bound: I64) -> dict[int, NDArray[Any]]:
@@ -275,7 +323,7 @@ class SideTables:
         out: dict[int, NDArray[Any]] = {}
         restored = np.flatnonzero(loaded).tolist()
         for j, agg in zip(self.cols, self.aggs, strict=True):
-            vals = agg.values(wid, lo, hi)
+            vals = agg.values(wid, lo, hi, retraction)
             if restored:
                 vals = vals.astype(object)
                 for i in restored:
@@ -374,9 +422,9 @@ class SideTables:
                                                np.array([s], dtype=np.int64))[0],
                        dtype=np.int64)
         if agg.fn == "collect":
-            agg.append(wids, seq, t, vals)
+            agg.append(wids, seq, t, vals, self._live())
         else:
-            agg.append_codes(wids, seq, t, vals.astype(np.int64))
+            agg.append_codes(wids, seq, t, vals.astype(np.int64), self._live())
         return True
 
     def set_loaded(self, k: int, s: int, last_pane_values: dict[str, Any]) -> None:

@@ -118,6 +118,67 @@ def gather(head, nxt, seq, wid, lo, hi):
 
 
 @njit(cache=True)
+def sort_panes(ent, cnt, t, seq):
+    """Each pane's entries (consecutive in ``ent``) by (event time, arrival), in place:
+    insertion sort, near linear on entries that arrive nearly in event-time order."""
+    a = 0
+    for i in range(len(cnt)):
+        b = a + cnt[i]
+        for x in range(a + 1, b):
+            e = ent[x]
+            te, se = t[e], seq[e]
+            y = x - 1
+            while y >= a and (t[ent[y]] > te or (t[ent[y]] == te and seq[ent[y]] > se)):
+                ent[y + 1] = ent[y]
+                y -= 1
+            ent[y + 1] = e
+        a = b
+
+
+@njit(cache=True)
+def link_distinct(head, tail, nxt, wids, n_e, codes, dk, ds, dv, dst, w_nd, cd):
+    """``link`` for ``count_distinct`` entries, also keeping each window's set of codes (a
+    hash of (window, code)), its distinct count ``w_nd`` and per entry ``cd``, the window's
+    distinct count over its entries up to this one."""
+    for i in range(len(wids)):
+        e = n_e + i
+        w = wids[i]
+        nxt[e] = -1
+        if head[w] < 0:
+            head[w] = e
+        else:
+            nxt[tail[w]] = e
+        tail[w] = e
+        c = codes[e]
+        if h_find(dk, ds, dv, dst, w, c) < 0:
+            h_insert(dk, ds, dv, dst, w, c, 1)
+            w_nd[w] += 1
+        cd[e] = w_nd[w]
+
+
+@njit(cache=True)
+def distinct_panes(head, nxt, seq, cd, cur, wid, hi, retraction):
+    """Accumulating / retracting ``count_distinct``: per pane in emission order, the distinct
+    count over its window's entries up to ``hi``, from a per-window cursor (the last entry
+    the window's previous pane showed) that only moves forward; a retraction reads it."""
+    m = len(wid)
+    out = np.zeros(m, dtype=np.int64)
+    for i in range(m):
+        w = wid[i]
+        if w < 0:
+            continue
+        c = cur[w]
+        if not retraction[i]:
+            e = head[w] if c < 0 else nxt[c]
+            while e >= 0 and seq[e] <= hi[i]:
+                c = e
+                e = nxt[e]
+            cur[w] = c
+        out[i] = cd[c] if c >= 0 else 0
+    return out
+
+
+@njit(cache=True)
 def drop_shown(head, nxt, seq, w_last, wid):
     """Discarding: unlink the entries a window's last pane showed; returns how many."""
     dropped = 0
@@ -187,3 +248,19 @@ def rehash(hk, hs, hv, hst, w_k, w_s, wids):
     for i in range(len(wids)):
         w = wids[i]
         h_insert(hk, hs, hv, hst, w_k[w], w_s[w], w)
+
+
+@njit(cache=True)
+def rebuild_distinct(head, nxt, codes, wids, dk, ds, dv, dst):
+    """Insert the (window, code) pairs of windows ``wids`` into an empty hash; returns how
+    many."""
+    n = 0
+    for i in range(len(wids)):
+        w = wids[i]
+        e = head[w]
+        while e >= 0:
+            if h_find(dk, ds, dv, dst, w, codes[e]) < 0:
+                h_insert(dk, ds, dv, dst, w, codes[e], 1)
+                n += 1
+            e = nxt[e]
+    return n
