@@ -131,14 +131,13 @@ class SideAgg:
         if self.running and retraction is not None:
             return np.asarray(SK.distinct_panes(self.head, self.nxt, self.seq, self.cd,
                                                 self.cur, wid, hi, retraction), dtype=np.int64)
-        cnt, ent = SK.gather(self.head, self.nxt, self.seq, wid, lo, hi)
         if self.fn == "count_distinct":
+            cnt, ent = SK.gather(self.head, self.nxt, self.seq, wid, lo, hi)
             q = np.repeat(np.arange(m, dtype=np.int64), cnt)
             n_codes = max(len(self.table), 1)
             packed = np.unique(q * n_codes + self.code[ent])
             return np.bincount(packed // n_codes, minlength=m).astype(np.int64)
-        # each pane's entries by (event time, arrival), the general engine's list order
-        SK.sort_panes(ent, cnt, self.t, self.seq)
+        cnt, ent = SK.collect_panes(self.head, self.nxt, self.seq, self.t, wid, lo, hi)
         vals = self.vals[ent].tolist()
         out = np.empty(m, dtype=object)
         a = 0

@@ -118,21 +118,63 @@ def gather(head, nxt, seq, wid, lo, hi):
 
 
 @njit(cache=True)
-def sort_panes(ent, cnt, t, seq):
-    """Each pane's entries (consecutive in ``ent``) by (event time, arrival), in place:
-    insertion sort, near linear on entries that arrive nearly in event-time order."""
-    a = 0
-    for i in range(len(cnt)):
-        b = a + cnt[i]
-        for x in range(a + 1, b):
-            e = ent[x]
-            te, se = t[e], seq[e]
-            y = x - 1
-            while y >= a and (t[ent[y]] > te or (t[ent[y]] == te and seq[ent[y]] > se)):
-                ent[y + 1] = ent[y]
-                y -= 1
-            ent[y + 1] = e
-        a = b
+def collect_panes(head, nxt, seq, t, wid, lo, hi):
+    """``gather`` with each pane's entries by (event time, arrival), the order of the
+    general engine's lists: a window's entries are sorted once per call (up to its panes'
+    highest bound), and each of its panes takes its arrival range from that order."""
+    m = len(wid)
+    cnt = np.zeros(m, dtype=np.int64)
+    for i in range(m):
+        w = wid[i]
+        if w < 0:
+            continue
+        e = head[w]
+        c = 0
+        while e >= 0:
+            q = seq[e]
+            if q > hi[i]:
+                break
+            if q > lo[i]:
+                c += 1
+            e = nxt[e]
+        cnt[i] = c
+    off = np.zeros(m + 1, dtype=np.int64)
+    for i in range(m):
+        off[i + 1] = off[i] + cnt[i]
+    out = np.empty(off[m], dtype=np.int64)
+    order = np.argsort(wid, kind="mergesort")
+    g = 0
+    while g < m:
+        w = wid[order[g]]
+        h = g
+        top = MIN
+        while h < m and wid[order[h]] == w:
+            if hi[order[h]] > top:
+                top = hi[order[h]]
+            h += 1
+        if w >= 0:
+            n = 0
+            e = head[w]
+            while e >= 0 and seq[e] <= top:
+                n += 1
+                e = nxt[e]
+            buf = np.empty(n, dtype=np.int64)
+            e = head[w]
+            for x in range(n):
+                buf[x] = e
+                e = nxt[e]
+            # entries are in arrival order: a stable sort by event time gives (t, arrival)
+            srt = buf[np.argsort(t[buf], kind="mergesort")]
+            for y in range(g, h):
+                i = order[y]
+                o = off[i]
+                for x in range(n):
+                    q = seq[srt[x]]
+                    if q > lo[i] and q <= hi[i]:
+                        out[o] = srt[x]
+                        o += 1
+        g = h
+    return cnt, out
 
 
 @njit(cache=True)
