@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,9 +19,11 @@ from jobs.engine import make_engine
 from jobs.engine.engine import Engine
 from jobs.engine.vectorized import triggered_side
 from jobs.engine.vectorized.triggered import TriggeredEngine, qualifies_triggered
+from jobs.engine.vectorized.triggered_state import load_table, table_state
 from tests.engine_vectorized.strategies import Instant, instants
 from tests.engine_vectorized.test_triggered_vs_engine import run, triggered_definitions
-from tests.engine_vectorized.test_vs_reference import batch_of
+from tests.engine_vectorized.test_vs_engine import observe
+from tests.engine_vectorized.test_vs_reference import batch_of, canon
 
 SIDE_AGGS = [Aggregation("xs", "collect", "x"), Aggregation("d", "count_distinct", "x"),
              Aggregation("n", "count"), Aggregation("nx", "count", "x")]
@@ -108,5 +111,42 @@ def test_compacting_the_side_table_changes_nothing(defn: Definition, data: st.Da
     finally:
         triggered_side._COMPACT_AT = saved
     g_out, g_seen = run(defn, insts, None, triggered=False)
+    assert t_out == g_out
+    assert t_seen == g_seen
+
+
+def _run_through_table(defn: Definition, insts: list[Instant], restore_at: int,
+                       ticks: list[int]) -> tuple[list[str], list[dict[str, Any]]]:
+    """``run`` with the engine resumed once from its table form through MessagePack, as the
+    Spark host stores it."""
+    eng = TriggeredEngine(defn)
+    out: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
+    for i, inst in enumerate(insts):
+        if i == restore_at:
+            data = msgspec.msgpack.decode(msgspec.msgpack.encode(table_state(eng)))
+            eng = TriggeredEngine(defn)
+            load_table(eng, data)
+        out.extend(e.to_json() for e in eng.ingest(batch_of(defn, inst)))
+        seen.append(observe(eng))
+        if ticks[i]:
+            now = eng.state.processing_time + ticks[i]
+            out.extend(e.to_json() for e in eng.advance_processing_time(now))
+            seen.append(observe(eng))
+    out.extend(e.to_json() for e in eng.end_of_input())
+    seen.append(observe(eng))
+    return canon(out), seen
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=collect_definitions(), data=st.data())
+def test_table_form_round_trip_resumes_exactly(defn: Definition, data: st.DataObject) -> None:
+    """The side table travels in the engine's table form (the Spark state blob): an engine
+    resumed from it continues as the general engine that never stopped."""
+    insts = data.draw(mixed_instants())
+    ticks = [data.draw(st.sampled_from([0, 0, 7, 100])) for _ in insts]
+    restore_at = data.draw(st.integers(0, len(insts) - 1))
+    t_out, t_seen = _run_through_table(defn, insts, restore_at, ticks)
+    g_out, g_seen = run(defn, insts, None, triggered=False, ticks=ticks)
     assert t_out == g_out
     assert t_seen == g_seen

@@ -431,3 +431,66 @@ class SideTables:
         w = int(self._resolve(np.array([k], dtype=np.int64), np.array([s], dtype=np.int64))[0])
         self.w_loaded[w] = True
         self.loaded_lp[(k, s)] = {a.name: last_pane_values.get(a.name) for a in self.aggs}
+
+    # ------------------------------------------------------------ the table form
+
+    def table_data(self) -> dict[str, Any]:
+        """The side table as plain data for the engine's table form (``triggered_state.
+        table_state``): live windows, then per aggregation their linked entries window after
+        window (raw int64 bytes; ``collect`` values as a list, ``count_distinct`` tokens)."""
+        live = self._live()
+        loaded = live[self.w_loaded[live]]
+        out: dict[str, Any] = {
+            "k": self.w_k[live].tobytes(), "s": self.w_s[live].tobytes(),
+            "last": self.w_last[live].tobytes(), "loaded": self.w_loaded[live].tobytes(),
+            "lp": [[int(self.w_k[w]), int(self.w_s[w]),
+                    self.loaded_lp[(int(self.w_k[w]), int(self.w_s[w]))]]
+                   for w in loaded.tolist()],
+            "aggs": [],
+        }
+        for agg in self.aggs:
+            src, cnt = SK.window_order(agg.head, agg.nxt, live, agg.n - agg.unlinked)
+            a: dict[str, Any] = {"cnt": cnt.tobytes(), "seq": agg.seq[src].tobytes(),
+                                 "t": agg.t[src].tobytes()}
+            if agg.fn == "collect":
+                a["vals"] = agg.vals[src].tolist()
+            else:
+                a["tokens"] = list(agg.table.tokens)
+                a["code"] = agg.code[src].tobytes()
+            if agg.running:  # the cursor as its rank in the window (0: none shown)
+                rank = np.zeros(len(live), dtype=np.int64)
+                cur = agg.cur[live]
+                pos = np.full(agg.n, -1, dtype=np.int64)
+                pos[src] = np.arange(len(src), dtype=np.int64)
+                begins = np.cumsum(cnt) - cnt
+                has = cur >= 0
+                rank[has] = pos[cur[has]] - begins[has] + 1
+                a["rank"] = rank.tobytes()
+            out["aggs"].append(a)
+        return out
+
+    def load_table_data(self, data: dict[str, Any]) -> None:
+        """Load :meth:`table_data` into this fresh side table."""
+        k = np.frombuffer(data["k"], dtype=np.int64)
+        s = np.frombuffer(data["s"], dtype=np.int64)
+        wids = self._resolve(k, s)
+        self.w_last[wids] = np.frombuffer(data["last"], dtype=np.int64)
+        self.w_loaded[wids] = np.frombuffer(data["loaded"], dtype=np.bool_)
+        for kk, ss, vals in data["lp"]:
+            self.loaded_lp[(int(kk), int(ss))] = dict(vals)
+        live = self._live()
+        for agg, a in zip(self.aggs, data["aggs"], strict=True):
+            cnt = np.frombuffer(a["cnt"], dtype=np.int64)
+            ew = np.repeat(wids, cnt)
+            seq = np.frombuffer(a["seq"], dtype=np.int64)
+            t = np.frombuffer(a["t"], dtype=np.int64)
+            n0 = agg.n
+            if agg.fn == "collect":
+                agg.append(ew, seq, t, object_values(a["vals"], len(ew)), live)
+            else:
+                agg.table = ValueTable(a["tokens"])
+                agg.append_codes(ew, seq, t, np.frombuffer(a["code"], dtype=np.int64), live)
+            if agg.running:
+                rank = np.frombuffer(a["rank"], dtype=np.int64)
+                begins = n0 + np.cumsum(cnt) - cnt
+                agg.cur[wids] = np.where(rank > 0, begins + rank - 1, -1)

@@ -285,6 +285,8 @@ def table_state(eng: TriggeredEngine) -> dict[str, Any]:
         "sum_bound": float(eng._sum_bound),
         "late_totals": [[kj, *v] for kj, v in eng.late_totals_by_key.items()],
         "late_deltas": [[k, *v] for k, v in eng.late_deltas.items()],
+        # collect / count_distinct entries (triggered_side); absent without them
+        **({"side": eng.side.table_data()} if eng.side is not None else {}),
     }
 
 
@@ -333,4 +335,9 @@ def load_table(eng: TriggeredEngine, data: dict[str, Any]) -> None:
     eng._sum_bound = float(data["sum_bound"])
     eng.late_totals_by_key = {row[0]: list(row[1:]) for row in data["late_totals"]}
     eng.late_deltas = {row[0]: list(row[1:]) for row in data["late_deltas"]}
+    if eng.side is not None:
+        if "side" not in data:
+            raise EngineError("engine state table: no side table for the definition's "
+                              "collect / count_distinct")
+        eng.side.load_table_data(data["side"])
     eng._set_dues()
