@@ -67,6 +67,8 @@ class SideAgg:
         self.tail = np.zeros(0, dtype=np.int64)
         self.unlinked = 0
         self.table = ValueTable()
+        self.shown: dict[int, list[Any]] = {}
+        """Retracting ``collect``: window id -> the list its last pane showed."""
         # running distinct counts: per entry the window's count up to it, per window its
         # count and the last entry its last pane showed, the (window, code) pairs seen
         self.cd = np.zeros(0, dtype=np.int64)
@@ -215,6 +217,7 @@ class SideAgg:
         self.head = np.where(has, begins, -1).astype(np.int64)
         self.tail = np.where(has, ends - 1, -1).astype(np.int64)
         self.n, self.unlinked = m, 0
+        self.shown = {}  # window ids change
         if self.running:
             self._d_hash(4 * max(m, 16), np.arange(len(live), dtype=np.int64))
 
@@ -238,6 +241,9 @@ class SideTables:
         """Per window: restored from a state and no pane since (its retraction shows the
         state's ``last_pane`` values, kept in ``loaded_lp``)."""
         self.loaded_lp: dict[tuple[int, int], dict[str, Any]] = {}
+        self._retracts = False
+        """A pane retracted: ``collect`` keeps each window's shown list from then on (a
+        retraction of a list not kept rebuilds it from the entries)."""
         self._hash(64)
 
     def _live(self) -> I64:
@@ -314,15 +320,19 @@ class SideTables:
                     bound: I64) -> dict[int, NDArray[Any]]:
         """Per side aggregation column, the values of panes (key, start, retraction, last
         arrival folded) in emission order; updates each window's previous-pane bound."""
-        wid, lo, hi, loaded = SK.pane_ranges(
+        wid, lo, hi, loaded, prev = SK.pane_ranges(
             self.hk, self.hs, self.hv, self.hst, self.w_last, self.w_loaded,
             np.ascontiguousarray(pk, dtype=np.int64), np.ascontiguousarray(ps, dtype=np.int64),
             np.ascontiguousarray(retraction, dtype=np.bool_),
             np.ascontiguousarray(bound, dtype=np.int64), self.discarding)
         out: dict[int, NDArray[Any]] = {}
+        self._retracts = self._retracts or bool(retraction.any())
         restored = np.flatnonzero(loaded).tolist()
         for j, agg in zip(self.cols, self.aggs, strict=True):
-            vals = agg.values(wid, lo, hi, retraction)
+            if agg.fn == "collect" and self._retracts:
+                vals = self._collect_retracting(agg, wid, lo, hi, retraction, prev)
+            else:
+                vals = agg.values(wid, lo, hi, retraction)
             if restored:
                 vals = vals.astype(object)
                 for i in restored:
@@ -335,6 +345,30 @@ class SideTables:
                 agg.unlinked += int(SK.drop_shown(agg.head, agg.nxt, agg.seq, self.w_last, wid))
             self._maybe_compact()
         return out
+
+    def _collect_retracting(self, agg: SideAgg, wid: I64, lo: I64, hi: I64,
+                            retraction: NDArray[np.bool_], prev: I64) -> NDArray[Any]:
+        """``collect`` panes when some retract: a retraction shows the very list its pane
+        showed (as the general engine, whose retraction carries its last pane's values), so
+        only the other panes build lists. ``agg.shown`` keeps each window's last list."""
+        r = np.flatnonzero(retraction)
+        inner = r[prev[r] >= 0]
+        outer = r[(prev[r] < 0) & (wid[r] >= 0)]
+        build = wid.copy()
+        build[inner] = -1
+        cached: list[tuple[int, Any]] = []
+        for i, w in zip(outer.tolist(), wid[outer].tolist(), strict=True):
+            got = agg.shown.get(w)
+            if got is not None:
+                cached.append((i, got))
+                build[i] = -1
+        vals = agg.values(build, lo, hi)
+        vals[inner] = vals[prev[inner]]
+        for i, got in cached:
+            vals[i] = got
+        own = np.flatnonzero(~retraction & (wid >= 0))
+        agg.shown.update(zip(wid[own].tolist(), vals[own].tolist(), strict=True))
+        return vals
 
     def free(self, wk: I64, ws: I64) -> None:
         """Forget expired windows."""
@@ -351,6 +385,8 @@ class SideTables:
             agg.unlinked += int(SK.count_entries(agg.head, agg.nxt, wids).sum())
             agg.head[wids] = -1
             agg.tail[wids] = -1
+            for w in wids.tolist():
+                agg.shown.pop(w, None)
         for k, s in zip(self.w_k[wids].tolist(), self.w_s[wids].tolist(), strict=True):
             self.loaded_lp.pop((k, s), None)
         self._maybe_compact()

@@ -55,12 +55,15 @@ def pane_ranges(hk, hs, hv, hst, w_last, w_loaded, pk, ps, retraction, bound,
                 discarding):
     """Per pane in emission order: its window id (-1: no entries ever), the arrival range
     ``(lo, hi]`` it shows, and whether it retracts a restored window's pane (its values are
-    the state's); updates each window's previous-pane bound."""
+    the state's), and for a retraction the pane of this call it retracts (-1: an earlier
+    call's); updates each window's previous-pane bound."""
     m = len(pk)
     wid = np.empty(m, dtype=np.int64)
     lo = np.full(m, MIN, dtype=np.int64)
     hi = bound.copy()
     loaded = np.zeros(m, dtype=np.bool_)
+    prev = np.full(m, -1, dtype=np.int64)
+    last_in_call = np.full(len(w_last), -1, dtype=np.int64)
     for i in range(m):
         w = h_find(hk, hs, hv, hst, pk[i], ps[i])
         wid[i] = w
@@ -71,12 +74,14 @@ def pane_ranges(hk, hs, hv, hst, w_last, w_loaded, pk, ps, retraction, bound,
         if retraction[i]:
             loaded[i] = w_loaded[w]
             hi[i] = w_last[w]
+            prev[i] = last_in_call[w]
             continue
         if discarding and not w_loaded[w]:
             lo[i] = w_last[w]
         w_last[w] = bound[i]
         w_loaded[w] = False
-    return wid, lo, hi, loaded
+        last_in_call[w] = i
+    return wid, lo, hi, loaded, prev
 
 
 @njit(cache=True)
