@@ -142,6 +142,11 @@ def definition(case: str) -> Definition:
     if case == "tumbling_count_triggers_discarding":
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="discarding", **common)
+    if case in ("tumbling_count_triggers_collect", "hopping_count_triggers_collect"):
+        window = (Window("tumbling", size=15 * MIN) if case.startswith("tumbling")
+                  else Window("hopping", size=20 * MIN, step=5 * MIN))
+        return Definition(window=window, trigger=counted, accumulation="retracting",
+                          **{**common, "aggregations": OBJECT_AGGS})
     if case == "session_count_triggers_retracting":
         return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
                           accumulation="retracting", **common)
@@ -174,6 +179,7 @@ CASES = [
     # fixed windows with count triggers: the compiled TriggeredEngine
     "tumbling_count_triggers_retracting", "hopping_count_triggers_retracting",
     "tumbling_count_triggers_discarding", "tumbling_emit_current",
+    "tumbling_count_triggers_collect", "hopping_count_triggers_collect",
     # sessions with count triggers: the compiled session engine
     "session_count_triggers_retracting", "session_early_after",
     # sessions under per-key watermarks (scope: key): the compiled session engine

@@ -15,7 +15,8 @@ set (the general engine's ``WindowState.timer``). A row is found from (key code,
 start) through the hash table of :mod:`window_hash`.
 
 Output rows (``O``): late records (``OUT_LATE``: record index, window start, reason) and panes
-(timing, index, last, retraction, watermark and per aggregation the output value as kind /
+(timing, index, last, retraction, watermark, for panes ``ingest_kernel`` fires the index of
+the record after which they fired, and per aggregation the output value as kind /
 int / float, kind 0 = null, 1 = int, 2 = float), in exactly the general engine's order.
 """
 
@@ -316,11 +317,14 @@ def ingest_kernel(p, fns, codes, times, vi, vf, visf, vvalid, wm0,
                 touched[nt] = row
                 nt += 1
         if nt:
+            o1 = o
             for j in range(nt):
                 row = touched[j]
                 if wb[row, B_LIVE]:
                     o = _fire_window(p, fns, wi, wb, acc_i, acc_f, acc_k, acc_n, lp_k, lp_i,
                                      lp_f, hk, hs, hv, hst, row, wm0, out_i, ok, oi, of, o)
+            for q in range(o1, o):
+                out_i[q, O_REC] = r  # the record after which the pane fired
     return len(codes), n_rows, o, na, min_close, h_fill
 
 

@@ -4,7 +4,8 @@ The general engine's API and output for the definitions :func:`qualifies_trigger
 fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and late ``count`` /
 ``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either
 lateness basis, a bounded event-time watermark under the global scope without idle advance,
-count / sum / mean / min / max / first / last. The per-record rules run in the compiled
+count / sum / mean / min / max / first / last, and collect / count_distinct in a side table
+beside the window table (:mod:`triggered_side`). The per-record rules run in the compiled
 kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is per arrival
 unit and per late record. Output comes straight from the kernels' output arrays as
 :class:`~jobs.engine.vectorized.emission_columns.EmissionColumns` (``ingest_columns``,
@@ -46,10 +47,12 @@ from jobs.engine.vectorized.emission_columns import EmissionColumns
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.triggered_output import concat, emission_columns, no_output
 from jobs.engine.vectorized.triggered_qualify import (
+    SIDE_FNS,
     TRIGGERED_FNS,
     qualifies_triggered,
     triggered_problems,
 )
+from jobs.engine.vectorized.triggered_side import SideTables
 from jobs.engine.vectorized.triggered_state import load_state, to_general_state
 from jobs.engine.vectorized.triggered_table import WindowTable
 from jobs.engine.vectorized.values import EXACT_FLOAT_INT, Unsupported, null_mask, numeric_column
@@ -120,6 +123,9 @@ class TriggeredEngine(WindowTable):
              else TRIGGERED_FNS[a.fn] for a in defn.aggregations], dtype=np.int64)
         self._delay = int(defn.watermark.delay)
         self._retracting = defn.accumulation == "retracting"
+        side = [(j, a.name, a.fn) for j, a in enumerate(defn.aggregations) if a.fn in SIDE_FNS]
+        self.side = SideTables(side, defn.accumulation == "discarding") if side else None
+        """``collect`` / ``count_distinct`` entries (:mod:`triggered_side`)."""
         self.keys = KeyTable()
         self.key_max_t = np.zeros(0, dtype=np.int64)
         self.wm = K.INT64_MIN
@@ -218,6 +224,11 @@ class TriggeredEngine(WindowTable):
             cache[: len(self.kcache)] = self.kcache
             self.kcache = cache
         t = batch.event_times
+        if self.side is not None:
+            p = self._p
+            self.side.add_unit(codes, t, self.seq, batch.columns, self.wm,
+                               (self._wtype, self._size, self._step, int(p[K.P_ALIGN])),
+                               int(p[K.P_AL]), bool(p[K.P_EVENT_BASIS]))
         cells = n * self._wpr
         out_i = np.empty((2 * cells, K.N_OUT_COLS), dtype=np.int64)
         a = vi.shape[1]
@@ -403,6 +414,9 @@ class TriggeredEngine(WindowTable):
                                 self.hk, self.hs, self.hv, self.hst, out_i, ok, oi, of)
             self._timers_set()
             out = emission_columns(self, out_i, ok, oi, of, int(n_out), None)
+            if self.side is not None:
+                dead = rows[~self.wb[rows, K.B_LIVE]]
+                self.side.free(self.wi[dead, K.C_KEY], self.wi[dead, K.C_START])
         self._next_deadline = int(K.min_deadline(self._p, self.wi, self.wb, self.n_rows))
         return out
 

@@ -57,6 +57,14 @@ def emission_columns(eng: TriggeredEngine, out_i: I64, ok: NDArray[np.int8], oi:
     index = p[:, K.O_INDEX]
     values = {name: value_column(ok[:n][is_pane, j], oi[:n][is_pane, j], of[:n][is_pane, j])
               for j, name in enumerate(eng._names)}
+    if eng.side is not None and m:
+        # the last arrival folded into each pane: step-fired panes name their record
+        bound = (eng.seq - len(batch) + p[:, K.O_REC]) if batch is not None \
+            else np.full(m, eng.seq - 1, dtype=np.int64)
+        side = eng.side.pane_values(p[:, K.O_KEY], p[:, K.O_START],
+                                    p[:, K.O_RETRACTION].astype(np.bool_), bound)
+        for j, vals in side.items():
+            values[eng._names[j]] = vals
     panes = PaneColumns(
         p[:, K.O_KEY], eng.keys, starts, None if starts is None else starts + eng._size,
         p[:, K.O_TIMING].astype(np.int8), index, index == 0, p[:, K.O_LAST].astype(np.bool_),

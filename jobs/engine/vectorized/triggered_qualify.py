@@ -11,8 +11,12 @@ from jobs.engine.vectorized import trigger_kernels
 
 K: Any = trigger_kernels
 TRIGGERED_FNS = {"count": None, "sum": K.F_SUM, "mean": K.F_MEAN, "min": K.F_MIN,
-                 "max": K.F_MAX, "first": K.F_FIRST, "last": K.F_LAST}
-"""Aggregation functions the window table holds, with their kernel codes (count has two)."""
+                 "max": K.F_MAX, "first": K.F_FIRST, "last": K.F_LAST,
+                 "collect": K.F_COUNT, "count_distinct": K.F_COUNT}
+"""Aggregation functions the engine runs, with their kernel codes (count has two).
+``collect`` / ``count_distinct`` are held in the side table of :mod:`triggered_side`; the
+kernels keep a non-null count in their column, which the side table's values replace."""
+SIDE_FNS = ("collect", "count_distinct")
 
 
 def triggered_problems(defn: Definition) -> list[str]:

@@ -43,9 +43,13 @@ def _acc(eng: TriggeredEngine, fn: str, row: int, j: int) -> Any:
     return None if k == 0 else (i if k == 1 else f)
 
 
-def _lp_values(eng: TriggeredEngine, row: int) -> dict[str, Any]:
+def _lp_values(eng: TriggeredEngine, row: int, code: int, s: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    if eng.side is not None:
+        out = eng.side.last_pane_values(code, s)
     for j, name in enumerate(eng._names):
+        if name in out:
+            continue
         k = int(eng.lp_k[row, j])
         out[name] = None if k == 0 else (int(eng.lp_i[row, j]) if k == 1
                                          else float(eng.lp_f[row, j]))
@@ -62,6 +66,8 @@ def to_general_state(eng: TriggeredEngine) -> EngineState:
     )
     kjs = eng.keys.json_array()
     keys = eng.keys.values
+    side = eng.side
+    side_accs = side.accs() if side is not None else {}
     live = np.flatnonzero(eng.wb[: eng.n_rows, K.B_LIVE])
     # keys in first-appearance order, then windows by start (the general engine's dicts
     # hold insertion order; nothing observable depends on it)
@@ -82,13 +88,18 @@ def to_general_state(eng: TriggeredEngine) -> EngineState:
             last_pane = {
                 "start": start, "end": end,
                 "timing": TIMING_NAMES[int(eng.wi[row, K.C_LP_TIMING])],
-                "pane_index": emitted - 1, "values": _lp_values(eng, row),
+                "pane_index": emitted - 1, "values": _lp_values(eng, row, code, s),
                 "first_t": first_t, "last_t": last_t,
             }
+        accs = [_acc(eng, fn, row, j) for j, fn in enumerate(eng._fn_names)]
+        if side is not None:
+            held = side_accs.get((code, s))
+            for a, j in enumerate(side.cols):
+                accs[j] = side.empty_acc(a) if held is None or held[a] is None else held[a]
         ks.windows[NO_START if start is None else start] = WindowState(
             start=start, end=end,
             close=GLOBAL_CLOSE if start is None else int(eng.wi[row, K.C_CLOSE]),
-            accs=[_acc(eng, fn, row, j) for j, fn in enumerate(eng._fn_names)],
+            accs=accs,
             first_t=first_t, last_t=last_t,
             elements=int(eng.wi[row, K.C_ELEMENTS]),
             pending=int(eng.wi[row, K.C_PENDING]), emitted=emitted, last_pane=last_pane,
@@ -140,12 +151,19 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
                 eng.wb[r, K.B_TIMER] = True
                 eng.wi[r, K.C_TIMER] = int(w.timer)
             for j, fn in enumerate(fns):
-                if not _set_acc(eng, fn, r, j, w.accs[j]):
+                if eng.side is not None and j in eng.side.cols:
+                    if not eng.side.load_acc(eng.side.cols.index(j), code, s, w.accs[j]):
+                        return False
+                elif not _set_acc(eng, fn, r, j, w.accs[j]):
                     return False
             if w.last_pane is not None:
                 lp = w.last_pane
                 eng.wi[r, K.C_LP_TIMING] = TIMING_NAMES.index(lp["timing"])
+                if eng.side is not None:
+                    eng.side.set_loaded(code, s, lp["values"])
                 for j, name in enumerate(eng._names):
+                    if eng.side is not None and j in eng.side.cols:
+                        continue
                     kind, i, f = _value_parts(lp["values"].get(name))
                     if kind < 0:
                         return False
@@ -267,6 +285,8 @@ def table_state(eng: TriggeredEngine) -> dict[str, Any]:
         "sum_bound": float(eng._sum_bound),
         "late_totals": [[kj, *v] for kj, v in eng.late_totals_by_key.items()],
         "late_deltas": [[k, *v] for k, v in eng.late_deltas.items()],
+        # collect / count_distinct entries (triggered_side); absent without them
+        **({"side": eng.side.table_data()} if eng.side is not None else {}),
     }
 
 
@@ -315,4 +335,9 @@ def load_table(eng: TriggeredEngine, data: dict[str, Any]) -> None:
     eng._sum_bound = float(data["sum_bound"])
     eng.late_totals_by_key = {row[0]: list(row[1:]) for row in data["late_totals"]}
     eng.late_deltas = {row[0]: list(row[1:]) for row in data["late_deltas"]}
+    if eng.side is not None:
+        if "side" not in data:
+            raise EngineError("engine state table: no side table for the definition's "
+                              "collect / count_distinct")
+        eng.side.load_table_data(data["side"])
     eng._set_dues()
