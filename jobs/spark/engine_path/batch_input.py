@@ -64,19 +64,49 @@ def input_column(series: pd.Series, integral: bool) -> Any:
     return [plain(v) for v in values.tolist()]
 
 
+KEY_CACHE_SIZE = 1 << 18
+"""At most this many parsed key texts per worker (:func:`parsed_keys`)."""
+
+_KEYS: dict[str, Any] = {}
+"""The worker's parsed key texts: key JSON text -> its value, for scalar keys only (a list or
+object key is parsed again per batch, so no two batches share a mutable value). Module state:
+a Python worker is reused across micro-batches and sees the same keys in every one."""
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def parsed_keys(texts: list[str]) -> list[Any]:
+    """``[json.loads(t) for t in texts]``, parsing each distinct text once per worker (scalar
+    keys) or once per call (list and object keys): a bucket's keys recur in every micro-batch,
+    and parsing them was the input's largest Python cost per record."""
+    cache = _KEYS
+    fresh: dict[str, Any] = {}
+    new = set(texts).difference(cache)
+    if len(cache) + len(new) > KEY_CACHE_SIZE:  # full: start over (this call's keys stay)
+        cache.clear()
+        new = set(texts)
+    for t in new:
+        v = json.loads(t)
+        if type(v) in _SCALARS:
+            cache[t] = v
+        else:
+            fresh[t] = v
+    if fresh:
+        return [fresh[t] if t in fresh else cache[t] for t in texts]
+    return list(map(cache.__getitem__, texts))
+
+
 def record_batch(frame: pd.DataFrame, cfg: HostConfig, processing_time: int) -> RecordBatch:
     """The engine's arrival unit for ``frame`` (usable records only, in arrival order): keys
-    parsed from their JSON text once per distinct key, only aggregations with an input."""
+    parsed from their JSON text (``parsed_keys``), only aggregations with an input."""
     import numpy as np
 
     columns: dict[str, Any] = {}
     for i, (name, has) in enumerate(zip(cfg.agg_names, cfg.agg_has_input, strict=True)):
         if has:
             columns[name] = input_column(frame[agg_column(i)], cfg.agg_integral[i])
-    key_text = frame[KEY]
-    uniques = {k: json.loads(k) for k in key_text.unique().tolist()}
     return RecordBatch(
-        keys=[uniques[k] for k in key_text.tolist()],
+        keys=parsed_keys(frame[KEY].tolist()),
         event_times=frame[EVENT_TIME].to_numpy(dtype=np.int64),
         columns=columns,
         records=LazyRecords(frame, cfg.source_columns),  # type: ignore[arg-type]
