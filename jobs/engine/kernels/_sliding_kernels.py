@@ -285,67 +285,73 @@ def ingest_unit(
 
 
 @njit(cache=True)
-def heap_push(hexp, hslot, hn, exp, slot):
-    i = hn
-    while i > 0:
-        parent = (i - 1) // 2
-        if hexp[parent] <= exp:
-            break
-        hexp[i], hslot[i] = hexp[parent], hslot[parent]
-        i = parent
-    hexp[i], hslot[i] = exp, slot
-    return hn + 1
-
-
-@njit(cache=True)
-def _heap_pop(hexp, hslot, hn):
-    hn -= 1
-    exp, slot = hexp[hn], hslot[hn]
+def merge_due(ae, aslot, be, bslot):
+    """Two deadline runs, each sorted by deadline, merged into one (stable: ``a`` first on
+    ties)."""
+    na = len(ae)
+    nb = len(be)
+    oe = np.empty(na + nb, dtype=np.int64)
+    os_ = np.empty(na + nb, dtype=np.int64)
     i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= hn:
-            break
-        if c + 1 < hn and hexp[c + 1] < hexp[c]:
-            c += 1
-        if hexp[c] >= exp:
-            break
-        hexp[i], hslot[i] = hexp[c], hslot[c]
-        i = c
-    if hn > 0:
-        hexp[i], hslot[i] = exp, slot
-    return hn
-
-
-@njit(cache=True)
-def push_windows(slots, starts, size, hexp, hslot, hn):
-    """Every new window on the deadline heap at its close (start + size + 1)."""
-    for q in range(len(slots)):
-        hn = heap_push(hexp, hslot, hn, starts[q] + size + 1, slots[q])
-    return hn
+    j = 0
+    k = 0
+    while i < na and j < nb:
+        if be[j] < ae[i]:
+            oe[k] = be[j]
+            os_[k] = bslot[j]
+            j += 1
+        else:
+            oe[k] = ae[i]
+            os_[k] = aslot[i]
+            i += 1
+        k += 1
+    while i < na:
+        oe[k] = ae[i]
+        os_[k] = aslot[i]
+        i += 1
+        k += 1
+    while j < nb:
+        oe[k] = be[j]
+        os_[k] = bslot[j]
+        j += 1
+        k += 1
+    return oe, os_
 
 
 @njit(cache=True)
 def pop_due(wm, ended, size, al, wstart, wkey, wpassed, used, key_nwin, free, n_free,
-            hexp, hslot, hn, visited):
-    """The general engine's deadline heap: a window is due at its close (it passes: it then
-    waits for close + allowed lateness) and at its expiry (it fires and is freed). Marks the
-    keys of every window popped in ``visited``; returns ``(expired slots, n_free, hn)`` (their
-    data stays until the slot is reused)."""
+            cexp, cslot, xexp, xslot, visited):
+    """The general engine's deadlines without a heap: a window is due at its close (it then
+    passes and waits for close + allowed lateness) and at its expiry (it fires and is freed).
+    ``cexp``/``cslot`` are the windows not yet passed, sorted by close; ``xexp``/``xslot`` the
+    passed ones, sorted by expiry. Both are consumed from the front (sequential reads); the
+    windows a call passes join the expiry run in close order, which is their expiry order.
+    Marks the keys of every window popped in ``visited``; returns ``(expired slots, n_free,
+    closes consumed, new expiry run, its slots)`` (the slots' data stays until reused). The
+    panes are put in emission order afterwards, so the order of pops is not observable."""
     out = np.empty(16, dtype=np.int64)
     m = 0
-    while hn > 0 and (ended or hexp[0] <= wm):
-        w = hslot[0]
-        hn = _heap_pop(hexp, hslot, hn)
+    nc = len(cexp)
+    pe = np.empty(16, dtype=np.int64)
+    ps = np.empty(16, dtype=np.int64)
+    npend = 0
+    i = 0
+    while i < nc and (ended or cexp[i] <= wm):
+        w = cslot[i]
+        i += 1
         if not used[w]:
             continue
         visited[wkey[w]] = True
         close = wstart[w] + size + 1
-        if not wpassed[w]:
-            wpassed[w] = True
-            if not ended and close + al > wm:
-                hn = heap_push(hexp, hslot, hn, close + al, w)
-                continue
+        wpassed[w] = True
+        if not ended and close + al > wm:
+            if npend == len(pe):
+                pe = _grow(pe, npend)
+                ps = _grow(ps, npend)
+            pe[npend] = close + al
+            ps[npend] = w
+            npend += 1
+            continue
         if m == len(out):
             out = _grow(out, m)
         out[m] = w
@@ -354,7 +360,24 @@ def pop_due(wm, ended, size, al, wstart, wkey, wpassed, used, key_nwin, free, n_
         key_nwin[wkey[w]] -= 1
         free[n_free] = w
         n_free += 1
-    return out[:m], n_free, hn
+    nx = len(xexp)
+    j = 0
+    while j < nx and (ended or xexp[j] <= wm):
+        w = xslot[j]
+        j += 1
+        if not used[w]:
+            continue
+        visited[wkey[w]] = True
+        if m == len(out):
+            out = _grow(out, m)
+        out[m] = w
+        m += 1
+        used[w] = False
+        key_nwin[wkey[w]] -= 1
+        free[n_free] = w
+        n_free += 1
+    ne, ns = merge_due(xexp[j:], xslot[j:], pe[:npend], ps[:npend])
+    return out[:m], n_free, i, ne, ns
 
 
 @njit(cache=True)
@@ -369,14 +392,16 @@ def prune(keys, kstart, kend, rt, wm, ended, size, al):
 
 
 @njit(cache=True)
-def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi, vf,
-                  isf, pc, pi, pf, size):
+def window_values(slots, visit, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi,
+                  vf, isf, pc, pi, pf, size):
     """Bounds, element count and per-aggregation accumulator of each window in ``slots``,
     from the held records inside it. Sums of int inputs (and counts) come from the prefix
     sums ``pc`` (valid count), ``pi`` (int sum, modulo 2**64: exact for any sum that fits),
     ``pf`` (float count); a window holding a float input folds its inputs in the general
     engine's order (the records it was created with, by event time, then later ones by
-    arrival) so float results are bit-identical."""
+    arrival) so float results are bit-identical. ``visit`` is the order the windows are
+    computed in (by key and start: the records are read sequentially, not one cache miss per
+    search); the results stay in the order of ``slots``."""
     W = len(slots)
     m = len(kinds)
     first_t = np.zeros(W, dtype=np.int64)
@@ -391,7 +416,8 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
     oseq = np.zeros((m, W), dtype=np.int64)
     oidx = np.full((m, W), -1, dtype=np.int64)
     ordered = np.empty(16, dtype=np.int64)
-    for q in range(W):
+    for qq in range(W):
+        q = visit[qq]
         w = slots[q]
         c = wkey[w]
         s = wstart[w]
@@ -495,18 +521,94 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
 
 
 @njit(cache=True)
-def by_record(idx, n):
-    """The stable order of ``idx`` (record positions in ``[0, n)``) by record: a counting sort,
-    O(len(idx) + n). ``ingest_unit`` writes each record's late lines together, by ascending
-    start, so this puts them in (arrival, start) order."""
+def late_columns(drop_idx, drop_start, drop_reason, codes, times, size, late_drop):
+    """One unit's late lines as output columns, in (arrival, start) order: key code, event
+    time, window start and end, reason, record position. ``ingest_unit`` writes each record's
+    lines together by ascending start, so a counting sort by record (O(lines + records)) gives
+    that order; adds each line to its key's dropped count in ``late_drop``."""
+    n = len(times)
+    k = len(drop_idx)
     off = np.zeros(n + 1, dtype=np.int64)
-    for x in idx:
+    for x in drop_idx:
         off[x + 1] += 1
     for i in range(n):
         off[i + 1] += off[i]
-    out = np.empty(len(idx), dtype=np.int64)
-    for k in range(len(idx)):
-        x = idx[k]
-        out[off[x]] = k
+    kc = np.empty(k, dtype=np.int64)
+    et = np.empty(k, dtype=np.int64)
+    ws = np.empty(k, dtype=np.int64)
+    we = np.empty(k, dtype=np.int64)
+    rs = np.empty(k, dtype=np.int8)
+    idx = np.empty(k, dtype=np.int64)
+    for q in range(k):
+        x = drop_idx[q]
+        at = off[x]
         off[x] += 1
-    return out
+        c = codes[x]
+        late_drop[c] += 1
+        kc[at] = c
+        et[at] = times[x]
+        ws[at] = drop_start[q]
+        we[at] = drop_start[q] + size
+        rs[at] = drop_reason[q]
+        idx[at] = x
+    return kc, et, ws, we, rs, idx
+
+
+@njit(cache=True)
+def late_window_counts(codes, drop_idx, drop_start, acc_idx, acc_start, late_acc):
+    """One unit's accepted-late and dropped counts per (key code, window start), sorted by
+    both: ``ingest_unit`` writes both lists grouped by ascending key code, so each key's
+    starts are sorted on their own (a few per key) and summed. Adds the accepted ones to
+    their key's count in ``late_acc``."""
+    nd = len(drop_idx)
+    na = len(acc_idx)
+    cap = nd + na
+    oc = np.empty(cap, dtype=np.int64)
+    os_ = np.empty(cap, dtype=np.int64)
+    oa = np.empty(cap, dtype=np.int64)
+    od = np.empty(cap, dtype=np.int64)
+    m = 0
+    i = 0
+    j = 0
+    buf = np.empty(64, dtype=np.int64)
+    flag = np.empty(64, dtype=np.int64)
+    while i < nd or j < na:
+        ci = codes[drop_idx[i]] if i < nd else np.int64(2**62)
+        cj = codes[acc_idx[j]] if j < na else np.int64(2**62)
+        c = ci if ci < cj else cj
+        b = 0
+        while i < nd and codes[drop_idx[i]] == c:
+            if b == len(buf):
+                buf = _grow(buf, b)
+                flag = _grow(flag, b)
+            buf[b] = drop_start[i]
+            flag[b] = 0
+            b += 1
+            i += 1
+        while j < na and codes[acc_idx[j]] == c:
+            if b == len(buf):
+                buf = _grow(buf, b)
+                flag = _grow(flag, b)
+            buf[b] = acc_start[j]
+            flag[b] = 1
+            b += 1
+            j += 1
+            late_acc[c] += 1
+        o = np.argsort(buf[:b])
+        y = 0
+        while y < b:
+            s = buf[o[y]]
+            a = 0
+            d = 0
+            while y < b and buf[o[y]] == s:
+                if flag[o[y]] == 1:
+                    a += 1
+                else:
+                    d += 1
+                y += 1
+            oc[m] = c
+            os_[m] = s
+            oa[m] = a
+            od[m] = d
+            m += 1
+    return oc[:m], os_[:m], oa[:m], od[:m]
