@@ -51,6 +51,73 @@ def _br(a, lo, hi, x):
     return lo
 
 
+@njit(cache=True, inline="always")
+def _blt(a, lo, hi, x):
+    """bisect_left over a[lo:hi], probing down from ``hi`` in doubling steps: O(log d) for
+    an answer ``d`` places below the top (a record's searches mostly land near its key's
+    newest held times)."""
+    r = hi
+    step = 1
+    while r > lo:
+        p = r - step
+        if p < lo:
+            p = lo
+        if a[p] < x:
+            return _bl(a, p + 1, r, x)
+        r = p
+        step *= 2
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _brt(a, lo, hi, x):
+    """bisect_right over a[lo:hi], probing down from ``hi`` (as :func:`_blt`)."""
+    r = hi
+    step = 1
+    while r > lo:
+        p = r - step
+        if p < lo:
+            p = lo
+        if a[p] <= x:
+            return _br(a, p + 1, r, x)
+        r = p
+        step *= 2
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _blb(a, lo, hi, x):
+    """bisect_left over a[lo:hi], probing up from ``lo`` in doubling steps: O(log d) for an
+    answer ``d`` places above the bottom."""
+    lo0 = lo
+    step = 1
+    while lo0 < hi:
+        p = lo0 + step - 1
+        if p >= hi:
+            p = hi - 1
+        if a[p] >= x:
+            return _bl(a, lo0, p, x)
+        lo0 = p + 1
+        step *= 2
+    return hi
+
+
+@njit(cache=True, inline="always")
+def _brb(a, lo, hi, x):
+    """bisect_right over a[lo:hi], probing up from ``lo`` (as :func:`_blb`)."""
+    lo0 = lo
+    step = 1
+    while lo0 < hi:
+        p = lo0 + step - 1
+        if p >= hi:
+            p = hi - 1
+        if a[p] > x:
+            return _br(a, lo0, p, x)
+        lo0 = p + 1
+        step *= 2
+    return hi
+
+
 @njit(cache=True)
 def _grow(a, n):
     out = np.empty(max(2 * len(a), n + 16), dtype=a.dtype)
@@ -65,10 +132,10 @@ def _starts(ot, lo, hi, t, size, horizon, limit, buf):
     ``limit``; written to ``buf`` (grown as needed). Returns ``(buf, count)``."""
     n = 0
     # left windows: q - size for q in [t, t+size]; right windows: r + 1 for r in [t-size-1, t-1]
-    qa = _bl(ot, lo, hi, t)
-    qb = _br(ot, lo, hi, t + size)
-    ra = _bl(ot, lo, hi, t - size - 1)
-    rb = _bl(ot, lo, hi, t)
+    qa = _blt(ot, lo, hi, t)
+    qb = _brt(ot, lo, hi, t + size)
+    ra = _blb(ot, lo, hi, t - size - 1)
+    rb = qa
     last = np.int64(-(2**62) - 1)
     s0 = t - size
     if s0 <= limit:
@@ -108,25 +175,27 @@ def _starts(ot, lo, hi, t, size, horizon, limit, buf):
 
 
 @njit(cache=True, inline="always")
-def _has_in(ot, lo, hi, a, b):
-    """Any held time in (a, b]."""
-    i = _br(ot, lo, hi, a)
+def _has_in(ot, lo, hi, a, b, bottom):
+    """Any held time in (a, b] (``bottom``: ``a`` is near the oldest held time)."""
+    i = _brb(ot, lo, hi, a) if bottom else _brt(ot, lo, hi, a)
     return i < hi and ot[i] <= b
 
 
 @njit(cache=True, inline="always")
-def _has_at(ot, lo, hi, x):
-    i = _bl(ot, lo, hi, x)
+def _has_at(ot, lo, hi, x, bottom):
+    i = _blb(ot, lo, hi, x) if bottom else _blt(ot, lo, hi, x)
     return i < hi and ot[i] == x
 
 
 @njit(cache=True, inline="always")
-def _exists(ot, lo, hi, s, size):
+def _exists(ot, lo, hi, s, size, bottom):
     """Whether the live window [s, s+size] exists, from the held times: it is the left window
-    of a record at s+size, or the right window of a record at s-1 holding a record."""
-    if _has_at(ot, lo, hi, s + size):
+    of a record at s+size, or the right window of a record at s-1 holding a record
+    (``bottom``: ``s`` is near the oldest held time, ``s + size`` near the newest)."""
+    if _has_at(ot, lo, hi, s + size, False):
         return True
-    return _has_at(ot, lo, hi, s - 1) and _has_in(ot, lo, hi, s - 1, s + size)
+    return (_has_at(ot, lo, hi, s - 1, bottom)
+            and _has_in(ot, lo, hi, s - 1, s + size, bottom))
 
 
 @njit(cache=True)
@@ -188,11 +257,11 @@ def ingest_unit(
             else:
                 # every window expired: the record has no effect (its late lines only)
                 mx = t - size
-                qb = _br(out_t, lo, hi, t + size) - 1
+                qb = _brt(out_t, lo, hi, t + size) - 1
                 if (qb >= lo and out_t[qb] >= t and out_t[qb] > horizon
                         and out_t[qb] - size > mx):
                     mx = out_t[qb] - size
-                rb = _bl(out_t, lo, hi, t) - 1
+                rb = _blt(out_t, lo, hi, t) - 1
                 if (rb >= lo and out_t[rb] >= t - size - 1 and out_t[rb] > horizon
                         and out_t[rb] + 1 > mx):
                     mx = out_t[rb] + 1
@@ -211,20 +280,20 @@ def ingest_unit(
                     n_drop += 1
                 continue
             # windows to create, decided on the held times before this record
-            make_left = t - size > hz1 and not _exists(out_t, lo, hi, t - size, size)
-            pb = _bl(out_t, lo, hi, t) - 1
+            make_left = t - size > hz1 and not _exists(out_t, lo, hi, t - size, size, True)
+            at = _brt(out_t, lo, hi, t)
+            pb = _blt(out_t, lo, at, t) - 1
             make_pred = False
             pred = np.int64(0)
             if pb >= lo:
                 pred = out_t[pb]
                 make_pred = (pred >= t - size - 1 and pred > horizon
-                             and not _exists(out_t, lo, hi, pred + 1, size))
+                             and not _exists(out_t, lo, hi, pred + 1, size, False))
             make_right = (
-                t + 1 > hz1 and _has_in(out_t, lo, hi, t, t + 1 + size)
-                and not _has_at(out_t, lo, hi, t) and not _has_at(out_t, lo, hi, t + 1 + size)
+                t + 1 > hz1 and _has_in(out_t, lo, hi, t, t + 1 + size, False)
+                and pb + 1 == at and not _has_at(out_t, lo, hi, t + 1 + size, False)
             )
             # hold the record (after equal times: (t, seq) order)
-            at = _br(out_t, lo, hi, t)
             for x in range(hi, at, -1):
                 perm[x] = perm[x - 1]
                 out_t[x] = out_t[x - 1]
@@ -392,16 +461,16 @@ def prune(keys, kstart, kend, rt, wm, ended, size, al):
 
 
 @njit(cache=True)
-def window_values(slots, visit, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi,
+def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi,
                   vf, isf, pc, pi, pf, size):
     """Bounds, element count and per-aggregation accumulator of each window in ``slots``,
     from the held records inside it. Sums of int inputs (and counts) come from the prefix
     sums ``pc`` (valid count), ``pi`` (int sum, modulo 2**64: exact for any sum that fits),
     ``pf`` (float count); a window holding a float input folds its inputs in the general
     engine's order (the records it was created with, by event time, then later ones by
-    arrival) so float results are bit-identical. ``visit`` is the order the windows are
-    computed in (by key and start: the records are read sequentially, not one cache miss per
-    search); the results stay in the order of ``slots``."""
+    arrival) so float results are bit-identical. Given ``slots`` by key and start, the
+    records are read sequentially (each search goes on from the key's previous window); the
+    results of ``slots[i]`` go to position ``at[i]``."""
     W = len(slots)
     m = len(kinds)
     first_t = np.zeros(W, dtype=np.int64)
@@ -416,13 +485,23 @@ def window_values(slots, visit, wstart, wkey, wcseq, kstart, kend, rt, rseq, kin
     oseq = np.zeros((m, W), dtype=np.int64)
     oidx = np.full((m, W), -1, dtype=np.int64)
     ordered = np.empty(16, dtype=np.int64)
+    pc_ = np.int64(-1)
+    ps_ = np.int64(0)
+    a = np.int64(0)
+    b = np.int64(0)
     for qq in range(W):
-        q = visit[qq]
-        w = slots[q]
+        w = slots[qq]
+        q = at[qq]
         c = wkey[w]
         s = wstart[w]
-        a = _bl(rt, kstart[c], kend[c], s)
-        b = _br(rt, kstart[c], kend[c], s + size)
+        if c == pc_ and s >= ps_:  # the key's next window: search on from the last one
+            a = _blb(rt, a, kend[c], s)
+            b = _brb(rt, b, kend[c], s + size)
+        else:
+            a = _bl(rt, kstart[c], kend[c], s)
+            b = _br(rt, kstart[c], kend[c], s + size)
+        pc_ = c
+        ps_ = s
         elements[q] = b - a
         if b > a:
             first_t[q] = rt[a]
@@ -556,59 +635,24 @@ def late_columns(drop_idx, drop_start, drop_reason, codes, times, size, late_dro
 
 @njit(cache=True)
 def late_window_counts(codes, drop_idx, drop_start, acc_idx, acc_start, late_acc):
-    """One unit's accepted-late and dropped counts per (key code, window start), sorted by
-    both: ``ingest_unit`` writes both lists grouped by ascending key code, so each key's
-    starts are sorted on their own (a few per key) and summed. Adds the accepted ones to
-    their key's count in ``late_acc``."""
+    """One unit's late counts per window as rows (key code, window start, accepted, dropped),
+    one per late line or accepted-late record and window, in one pass (summed per window when
+    the engine compacts its chunks or reads them); adds the accepted ones to their key's count
+    in ``late_acc``."""
     nd = len(drop_idx)
     na = len(acc_idx)
-    cap = nd + na
-    oc = np.empty(cap, dtype=np.int64)
-    os_ = np.empty(cap, dtype=np.int64)
-    oa = np.empty(cap, dtype=np.int64)
-    od = np.empty(cap, dtype=np.int64)
-    m = 0
-    i = 0
-    j = 0
-    buf = np.empty(64, dtype=np.int64)
-    flag = np.empty(64, dtype=np.int64)
-    while i < nd or j < na:
-        ci = codes[drop_idx[i]] if i < nd else np.int64(2**62)
-        cj = codes[acc_idx[j]] if j < na else np.int64(2**62)
-        c = ci if ci < cj else cj
-        b = 0
-        while i < nd and codes[drop_idx[i]] == c:
-            if b == len(buf):
-                buf = _grow(buf, b)
-                flag = _grow(flag, b)
-            buf[b] = drop_start[i]
-            flag[b] = 0
-            b += 1
-            i += 1
-        while j < na and codes[acc_idx[j]] == c:
-            if b == len(buf):
-                buf = _grow(buf, b)
-                flag = _grow(flag, b)
-            buf[b] = acc_start[j]
-            flag[b] = 1
-            b += 1
-            j += 1
-            late_acc[c] += 1
-        o = np.argsort(buf[:b])
-        y = 0
-        while y < b:
-            s = buf[o[y]]
-            a = 0
-            d = 0
-            while y < b and buf[o[y]] == s:
-                if flag[o[y]] == 1:
-                    a += 1
-                else:
-                    d += 1
-                y += 1
-            oc[m] = c
-            os_[m] = s
-            oa[m] = a
-            od[m] = d
-            m += 1
-    return oc[:m], os_[:m], oa[:m], od[:m]
+    oc = np.empty(nd + na, dtype=np.int64)
+    os_ = np.empty(nd + na, dtype=np.int64)
+    oa = np.zeros(nd + na, dtype=np.int64)
+    od = np.zeros(nd + na, dtype=np.int64)
+    for q in range(nd):
+        oc[q] = codes[drop_idx[q]]
+        os_[q] = drop_start[q]
+        od[q] = 1
+    for q in range(na):
+        c = codes[acc_idx[q]]
+        late_acc[c] += 1
+        oc[nd + q] = c
+        os_[nd + q] = acc_start[q]
+        oa[nd + q] = 1
+    return oc, os_, oa, od

@@ -197,10 +197,11 @@ class SlidingArrays(HandsOver):
         return out
 
     def _window_values(self, slots: I64) -> tuple[Any, ...]:
-        """``K.window_values`` of ``slots`` (in that order), computed by key and start."""
-        visit = np.lexsort((self.wstart[slots], self.wkey[slots]))
+        """``K.window_values`` of ``slots`` (in that order): computed by key and start, then
+        put back in the order of ``slots``."""
+        order = np.lexsort((self.wstart[slots], self.wkey[slots]))
         return K.window_values(
-            slots, visit, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
+            slots[order], order, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
             self.rseq, self._kinds, self.rvalid, self.rvi, self.rvf, self.risf, self.pc,
             self.pi, self.pf, self._size,
         )
