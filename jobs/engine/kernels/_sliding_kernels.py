@@ -51,6 +51,73 @@ def _br(a, lo, hi, x):
     return lo
 
 
+@njit(cache=True, inline="always")
+def _blt(a, lo, hi, x):
+    """bisect_left over a[lo:hi], probing down from ``hi`` in doubling steps: O(log d) for
+    an answer ``d`` places below the top (a record's searches mostly land near its key's
+    newest held times)."""
+    r = hi
+    step = 1
+    while r > lo:
+        p = r - step
+        if p < lo:
+            p = lo
+        if a[p] < x:
+            return _bl(a, p + 1, r, x)
+        r = p
+        step *= 2
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _brt(a, lo, hi, x):
+    """bisect_right over a[lo:hi], probing down from ``hi`` (as :func:`_blt`)."""
+    r = hi
+    step = 1
+    while r > lo:
+        p = r - step
+        if p < lo:
+            p = lo
+        if a[p] <= x:
+            return _br(a, p + 1, r, x)
+        r = p
+        step *= 2
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _blb(a, lo, hi, x):
+    """bisect_left over a[lo:hi], probing up from ``lo`` in doubling steps: O(log d) for an
+    answer ``d`` places above the bottom."""
+    lo0 = lo
+    step = 1
+    while lo0 < hi:
+        p = lo0 + step - 1
+        if p >= hi:
+            p = hi - 1
+        if a[p] >= x:
+            return _bl(a, lo0, p, x)
+        lo0 = p + 1
+        step *= 2
+    return hi
+
+
+@njit(cache=True, inline="always")
+def _brb(a, lo, hi, x):
+    """bisect_right over a[lo:hi], probing up from ``lo`` (as :func:`_blb`)."""
+    lo0 = lo
+    step = 1
+    while lo0 < hi:
+        p = lo0 + step - 1
+        if p >= hi:
+            p = hi - 1
+        if a[p] > x:
+            return _br(a, lo0, p, x)
+        lo0 = p + 1
+        step *= 2
+    return hi
+
+
 @njit(cache=True)
 def _grow(a, n):
     out = np.empty(max(2 * len(a), n + 16), dtype=a.dtype)
@@ -65,10 +132,10 @@ def _starts(ot, lo, hi, t, size, horizon, limit, buf):
     ``limit``; written to ``buf`` (grown as needed). Returns ``(buf, count)``."""
     n = 0
     # left windows: q - size for q in [t, t+size]; right windows: r + 1 for r in [t-size-1, t-1]
-    qa = _bl(ot, lo, hi, t)
-    qb = _br(ot, lo, hi, t + size)
-    ra = _bl(ot, lo, hi, t - size - 1)
-    rb = _bl(ot, lo, hi, t)
+    qa = _blt(ot, lo, hi, t)
+    qb = _brt(ot, lo, hi, t + size)
+    ra = _blb(ot, lo, hi, t - size - 1)
+    rb = qa
     last = np.int64(-(2**62) - 1)
     s0 = t - size
     if s0 <= limit:
@@ -108,25 +175,27 @@ def _starts(ot, lo, hi, t, size, horizon, limit, buf):
 
 
 @njit(cache=True, inline="always")
-def _has_in(ot, lo, hi, a, b):
-    """Any held time in (a, b]."""
-    i = _br(ot, lo, hi, a)
+def _has_in(ot, lo, hi, a, b, bottom):
+    """Any held time in (a, b] (``bottom``: ``a`` is near the oldest held time)."""
+    i = _brb(ot, lo, hi, a) if bottom else _brt(ot, lo, hi, a)
     return i < hi and ot[i] <= b
 
 
 @njit(cache=True, inline="always")
-def _has_at(ot, lo, hi, x):
-    i = _bl(ot, lo, hi, x)
+def _has_at(ot, lo, hi, x, bottom):
+    i = _blb(ot, lo, hi, x) if bottom else _blt(ot, lo, hi, x)
     return i < hi and ot[i] == x
 
 
 @njit(cache=True, inline="always")
-def _exists(ot, lo, hi, s, size):
+def _exists(ot, lo, hi, s, size, bottom):
     """Whether the live window [s, s+size] exists, from the held times: it is the left window
-    of a record at s+size, or the right window of a record at s-1 holding a record."""
-    if _has_at(ot, lo, hi, s + size):
+    of a record at s+size, or the right window of a record at s-1 holding a record
+    (``bottom``: ``s`` is near the oldest held time, ``s + size`` near the newest)."""
+    if _has_at(ot, lo, hi, s + size, False):
         return True
-    return _has_at(ot, lo, hi, s - 1) and _has_in(ot, lo, hi, s - 1, s + size)
+    return (_has_at(ot, lo, hi, s - 1, bottom)
+            and _has_in(ot, lo, hi, s - 1, s + size, bottom))
 
 
 @njit(cache=True)
@@ -188,11 +257,11 @@ def ingest_unit(
             else:
                 # every window expired: the record has no effect (its late lines only)
                 mx = t - size
-                qb = _br(out_t, lo, hi, t + size) - 1
+                qb = _brt(out_t, lo, hi, t + size) - 1
                 if (qb >= lo and out_t[qb] >= t and out_t[qb] > horizon
                         and out_t[qb] - size > mx):
                     mx = out_t[qb] - size
-                rb = _bl(out_t, lo, hi, t) - 1
+                rb = _blt(out_t, lo, hi, t) - 1
                 if (rb >= lo and out_t[rb] >= t - size - 1 and out_t[rb] > horizon
                         and out_t[rb] + 1 > mx):
                     mx = out_t[rb] + 1
@@ -211,20 +280,20 @@ def ingest_unit(
                     n_drop += 1
                 continue
             # windows to create, decided on the held times before this record
-            make_left = t - size > hz1 and not _exists(out_t, lo, hi, t - size, size)
-            pb = _bl(out_t, lo, hi, t) - 1
+            make_left = t - size > hz1 and not _exists(out_t, lo, hi, t - size, size, True)
+            at = _brt(out_t, lo, hi, t)
+            pb = _blt(out_t, lo, at, t) - 1
             make_pred = False
             pred = np.int64(0)
             if pb >= lo:
                 pred = out_t[pb]
                 make_pred = (pred >= t - size - 1 and pred > horizon
-                             and not _exists(out_t, lo, hi, pred + 1, size))
+                             and not _exists(out_t, lo, hi, pred + 1, size, False))
             make_right = (
-                t + 1 > hz1 and _has_in(out_t, lo, hi, t, t + 1 + size)
-                and not _has_at(out_t, lo, hi, t) and not _has_at(out_t, lo, hi, t + 1 + size)
+                t + 1 > hz1 and _has_in(out_t, lo, hi, t, t + 1 + size, False)
+                and pb + 1 == at and not _has_at(out_t, lo, hi, t + 1 + size, False)
             )
             # hold the record (after equal times: (t, seq) order)
-            at = _br(out_t, lo, hi, t)
             for x in range(hi, at, -1):
                 perm[x] = perm[x - 1]
                 out_t[x] = out_t[x - 1]
@@ -285,67 +354,73 @@ def ingest_unit(
 
 
 @njit(cache=True)
-def heap_push(hexp, hslot, hn, exp, slot):
-    i = hn
-    while i > 0:
-        parent = (i - 1) // 2
-        if hexp[parent] <= exp:
-            break
-        hexp[i], hslot[i] = hexp[parent], hslot[parent]
-        i = parent
-    hexp[i], hslot[i] = exp, slot
-    return hn + 1
-
-
-@njit(cache=True)
-def _heap_pop(hexp, hslot, hn):
-    hn -= 1
-    exp, slot = hexp[hn], hslot[hn]
+def merge_due(ae, aslot, be, bslot):
+    """Two deadline runs, each sorted by deadline, merged into one (stable: ``a`` first on
+    ties)."""
+    na = len(ae)
+    nb = len(be)
+    oe = np.empty(na + nb, dtype=np.int64)
+    os_ = np.empty(na + nb, dtype=np.int64)
     i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= hn:
-            break
-        if c + 1 < hn and hexp[c + 1] < hexp[c]:
-            c += 1
-        if hexp[c] >= exp:
-            break
-        hexp[i], hslot[i] = hexp[c], hslot[c]
-        i = c
-    if hn > 0:
-        hexp[i], hslot[i] = exp, slot
-    return hn
-
-
-@njit(cache=True)
-def push_windows(slots, starts, size, hexp, hslot, hn):
-    """Every new window on the deadline heap at its close (start + size + 1)."""
-    for q in range(len(slots)):
-        hn = heap_push(hexp, hslot, hn, starts[q] + size + 1, slots[q])
-    return hn
+    j = 0
+    k = 0
+    while i < na and j < nb:
+        if be[j] < ae[i]:
+            oe[k] = be[j]
+            os_[k] = bslot[j]
+            j += 1
+        else:
+            oe[k] = ae[i]
+            os_[k] = aslot[i]
+            i += 1
+        k += 1
+    while i < na:
+        oe[k] = ae[i]
+        os_[k] = aslot[i]
+        i += 1
+        k += 1
+    while j < nb:
+        oe[k] = be[j]
+        os_[k] = bslot[j]
+        j += 1
+        k += 1
+    return oe, os_
 
 
 @njit(cache=True)
 def pop_due(wm, ended, size, al, wstart, wkey, wpassed, used, key_nwin, free, n_free,
-            hexp, hslot, hn, visited):
-    """The general engine's deadline heap: a window is due at its close (it passes: it then
-    waits for close + allowed lateness) and at its expiry (it fires and is freed). Marks the
-    keys of every window popped in ``visited``; returns ``(expired slots, n_free, hn)`` (their
-    data stays until the slot is reused)."""
+            cexp, cslot, xexp, xslot, visited):
+    """The general engine's deadlines without a heap: a window is due at its close (it then
+    passes and waits for close + allowed lateness) and at its expiry (it fires and is freed).
+    ``cexp``/``cslot`` are the windows not yet passed, sorted by close; ``xexp``/``xslot`` the
+    passed ones, sorted by expiry. Both are consumed from the front (sequential reads); the
+    windows a call passes join the expiry run in close order, which is their expiry order.
+    Marks the keys of every window popped in ``visited``; returns ``(expired slots, n_free,
+    closes consumed, new expiry run, its slots)`` (the slots' data stays until reused). The
+    panes are put in emission order afterwards, so the order of pops is not observable."""
     out = np.empty(16, dtype=np.int64)
     m = 0
-    while hn > 0 and (ended or hexp[0] <= wm):
-        w = hslot[0]
-        hn = _heap_pop(hexp, hslot, hn)
+    nc = len(cexp)
+    pe = np.empty(16, dtype=np.int64)
+    ps = np.empty(16, dtype=np.int64)
+    npend = 0
+    i = 0
+    while i < nc and (ended or cexp[i] <= wm):
+        w = cslot[i]
+        i += 1
         if not used[w]:
             continue
         visited[wkey[w]] = True
         close = wstart[w] + size + 1
-        if not wpassed[w]:
-            wpassed[w] = True
-            if not ended and close + al > wm:
-                hn = heap_push(hexp, hslot, hn, close + al, w)
-                continue
+        wpassed[w] = True
+        if not ended and close + al > wm:
+            if npend == len(pe):
+                pe = _grow(pe, npend)
+                ps = _grow(ps, npend)
+            pe[npend] = close + al
+            ps[npend] = w
+            npend += 1
+            continue
         if m == len(out):
             out = _grow(out, m)
         out[m] = w
@@ -354,7 +429,24 @@ def pop_due(wm, ended, size, al, wstart, wkey, wpassed, used, key_nwin, free, n_
         key_nwin[wkey[w]] -= 1
         free[n_free] = w
         n_free += 1
-    return out[:m], n_free, hn
+    nx = len(xexp)
+    j = 0
+    while j < nx and (ended or xexp[j] <= wm):
+        w = xslot[j]
+        j += 1
+        if not used[w]:
+            continue
+        visited[wkey[w]] = True
+        if m == len(out):
+            out = _grow(out, m)
+        out[m] = w
+        m += 1
+        used[w] = False
+        key_nwin[wkey[w]] -= 1
+        free[n_free] = w
+        n_free += 1
+    ne, ns = merge_due(xexp[j:], xslot[j:], pe[:npend], ps[:npend])
+    return out[:m], n_free, i, ne, ns
 
 
 @njit(cache=True)
@@ -369,14 +461,16 @@ def prune(keys, kstart, kend, rt, wm, ended, size, al):
 
 
 @njit(cache=True)
-def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi, vf,
-                  isf, pc, pi, pf, size):
+def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi,
+                  vf, isf, pc, pi, pf, size):
     """Bounds, element count and per-aggregation accumulator of each window in ``slots``,
     from the held records inside it. Sums of int inputs (and counts) come from the prefix
     sums ``pc`` (valid count), ``pi`` (int sum, modulo 2**64: exact for any sum that fits),
     ``pf`` (float count); a window holding a float input folds its inputs in the general
     engine's order (the records it was created with, by event time, then later ones by
-    arrival) so float results are bit-identical."""
+    arrival) so float results are bit-identical. Given ``slots`` by key and start, the
+    records are read sequentially (each search goes on from the key's previous window); the
+    results of ``slots[i]`` go to position ``at[i]``."""
     W = len(slots)
     m = len(kinds)
     first_t = np.zeros(W, dtype=np.int64)
@@ -391,12 +485,23 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
     oseq = np.zeros((m, W), dtype=np.int64)
     oidx = np.full((m, W), -1, dtype=np.int64)
     ordered = np.empty(16, dtype=np.int64)
-    for q in range(W):
-        w = slots[q]
+    pc_ = np.int64(-1)
+    ps_ = np.int64(0)
+    a = np.int64(0)
+    b = np.int64(0)
+    for qq in range(W):
+        w = slots[qq]
+        q = at[qq]
         c = wkey[w]
         s = wstart[w]
-        a = _bl(rt, kstart[c], kend[c], s)
-        b = _br(rt, kstart[c], kend[c], s + size)
+        if c == pc_ and s >= ps_:  # the key's next window: search on from the last one
+            a = _blb(rt, a, kend[c], s)
+            b = _brb(rt, b, kend[c], s + size)
+        else:
+            a = _bl(rt, kstart[c], kend[c], s)
+            b = _br(rt, kstart[c], kend[c], s + size)
+        pc_ = c
+        ps_ = s
         elements[q] = b - a
         if b > a:
             first_t[q] = rt[a]
@@ -495,18 +600,59 @@ def window_values(slots, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, val
 
 
 @njit(cache=True)
-def by_record(idx, n):
-    """The stable order of ``idx`` (record positions in ``[0, n)``) by record: a counting sort,
-    O(len(idx) + n). ``ingest_unit`` writes each record's late lines together, by ascending
-    start, so this puts them in (arrival, start) order."""
+def late_columns(drop_idx, drop_start, drop_reason, codes, times, size, late_drop):
+    """One unit's late lines as output columns, in (arrival, start) order: key code, event
+    time, window start and end, reason, record position. ``ingest_unit`` writes each record's
+    lines together by ascending start, so a counting sort by record (O(lines + records)) gives
+    that order; adds each line to its key's dropped count in ``late_drop``."""
+    n = len(times)
+    k = len(drop_idx)
     off = np.zeros(n + 1, dtype=np.int64)
-    for x in idx:
+    for x in drop_idx:
         off[x + 1] += 1
     for i in range(n):
         off[i + 1] += off[i]
-    out = np.empty(len(idx), dtype=np.int64)
-    for k in range(len(idx)):
-        x = idx[k]
-        out[off[x]] = k
+    kc = np.empty(k, dtype=np.int64)
+    et = np.empty(k, dtype=np.int64)
+    ws = np.empty(k, dtype=np.int64)
+    we = np.empty(k, dtype=np.int64)
+    rs = np.empty(k, dtype=np.int8)
+    idx = np.empty(k, dtype=np.int64)
+    for q in range(k):
+        x = drop_idx[q]
+        at = off[x]
         off[x] += 1
-    return out
+        c = codes[x]
+        late_drop[c] += 1
+        kc[at] = c
+        et[at] = times[x]
+        ws[at] = drop_start[q]
+        we[at] = drop_start[q] + size
+        rs[at] = drop_reason[q]
+        idx[at] = x
+    return kc, et, ws, we, rs, idx
+
+
+@njit(cache=True)
+def late_window_counts(codes, drop_idx, drop_start, acc_idx, acc_start, late_acc):
+    """One unit's late counts per window as rows (key code, window start, accepted, dropped),
+    one per late line or accepted-late record and window, in one pass (summed per window when
+    the engine compacts its chunks or reads them); adds the accepted ones to their key's count
+    in ``late_acc``."""
+    nd = len(drop_idx)
+    na = len(acc_idx)
+    oc = np.empty(nd + na, dtype=np.int64)
+    os_ = np.empty(nd + na, dtype=np.int64)
+    oa = np.zeros(nd + na, dtype=np.int64)
+    od = np.zeros(nd + na, dtype=np.int64)
+    for q in range(nd):
+        oc[q] = codes[drop_idx[q]]
+        os_[q] = drop_start[q]
+        od[q] = 1
+    for q in range(na):
+        c = codes[acc_idx[q]]
+        late_acc[c] += 1
+        oc[nd + q] = c
+        os_[nd + q] = acc_start[q]
+        oa[nd + q] = 1
+    return oc, os_, oa, od

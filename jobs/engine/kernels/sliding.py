@@ -166,7 +166,7 @@ class SlidingKernelEngine(SlidingState):
         self._prefix()
         self.held_abs = self._held_abs()
         self.seq += n
-        # the new windows, on the heap at their close
+        # the new windows, due at their close
         nw = len(win_start)
         if nw:
             self._ensure_slots(nw)
@@ -181,7 +181,7 @@ class SlidingKernelEngine(SlidingState):
             self.wborn[slots] = np.arange(self.born_next, self.born_next + nw, dtype=np.int64)
             self.born_next += nw
             np.add.at(self.key_nwin, win_key, 1)
-            self.hn = K.push_windows(slots, win_start, size, self.hexp, self.hslot, self.hn)
+            self._add_due(slots, win_start + (size + 1), passed=False)
         late = self._late(batch, codes, drop_idx, drop_start, drop_reason, acc_idx, acc_start)
         np.maximum.at(self.key_max_t, codes, times)
         tmax = int(times.max())
@@ -357,28 +357,18 @@ class SlidingKernelEngine(SlidingState):
         """Late lines (arrival order, then window start) and late counts of one unit."""
         if len(drop_idx) == 0 and len(acc_idx) == 0:
             return None
-        dcodes = codes[drop_idx]
-        acodes = codes[acc_idx]
-        np.add.at(self.late_drop, dcodes, 1)
-        np.add.at(self.late_acc, acodes, 1)
-        self.late_chunks.append((
-            np.concatenate([acodes, dcodes]), np.concatenate([acc_start, drop_start]),
-            np.concatenate([np.ones(len(acodes), dtype=np.int64),
-                            np.zeros(len(dcodes), dtype=np.int64)]),
-            np.concatenate([np.zeros(len(acodes), dtype=np.int64),
-                            np.ones(len(dcodes), dtype=np.int64)]),
-        ))
+        self.late_chunks.append(K.late_window_counts(
+            codes, drop_idx, drop_start, acc_idx, acc_start, self.late_acc))
         if len(self.late_chunks) > 64:
             self._compact_late()
         if len(drop_idx) == 0:
             return None
-        o = K.by_record(drop_idx, len(codes))  # (arrival, start) order
-        idx = drop_idx[o]
-        starts = drop_start[o]
+        kc, et, ws, we, reason, idx = K.late_columns(
+            drop_idx, drop_start, drop_reason, codes, batch.event_times, self._size,
+            self.late_drop)
         records: Any = (object_array(list(batch.records))[idx] if batch.records is not None
                         else [None] * len(idx))
-        return LateColumns(codes[idx], self.keys, batch.event_times[idx], starts,
-                           starts + self._size, drop_reason[o], records)
+        return LateColumns(kc, self.keys, et, ws, we, reason, records)
 
     def _fire(self, touched: I64) -> PaneColumns | None:
         """Pop the windows whose close or expiry the watermark reached; emit the expired ones
@@ -390,11 +380,12 @@ class SlidingKernelEngine(SlidingState):
         wm = _clamp(self.wm) if self.wm is not None else 0
         visited = np.zeros(len(self.keys), dtype=np.bool_)
         visited[touched] = True
-        slots, self.n_free, self.hn = K.pop_due(
+        slots, self.n_free, nc, self.xexp, self.xslot = K.pop_due(
             wm, self.ended, self._size, self._al, self.wstart, self.wkey, self.wpassed,
-            self.used, self.key_nwin, self.free, self.n_free, self.hexp, self.hslot, self.hn,
-            visited,
+            self.used, self.key_nwin, self.free, self.n_free, self.cexp, self.cslot,
+            self.xexp, self.xslot, visited,
         )
+        self.cexp, self.cslot = self.cexp[nc:], self.cslot[nc:]
         panes: PaneColumns | None = None
         if len(slots):
             k = self.wkey[slots]

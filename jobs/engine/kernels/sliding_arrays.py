@@ -1,6 +1,6 @@
 """The sliding kernel engine's arrays: its configuration, the held records (a CSR by key,
 each key's records sorted by event time then arrival, with prefix sums), the windows by slot,
-the deadline heap, per-key and per-window late counts; and the readers the engine and the state
+the deadline runs, per-key and per-window late counts; and the readers the engine and the state
 conversion share. :class:`SlidingArrays` is the base of
 :class:`~jobs.engine.kernels.sliding.SlidingKernelEngine`."""
 
@@ -100,10 +100,12 @@ class SlidingArrays(HandsOver):
         self.free = np.zeros(0, dtype=np.int64)
         self.n_free = 0
         self.born_next = 0
-        self.hexp = np.zeros(0, dtype=np.int64)
-        self.hslot = np.zeros(0, dtype=np.int64)
-        self.hn = 0
-        """A min-heap of (deadline, slot): a window's close, then its expiry."""
+        self.cexp = np.zeros(0, dtype=np.int64)
+        self.cslot = np.zeros(0, dtype=np.int64)
+        """The windows not yet passed, sorted by close (start + size + 1)."""
+        self.xexp = np.zeros(0, dtype=np.int64)
+        self.xslot = np.zeros(0, dtype=np.int64)
+        """The passed windows, sorted by expiry (close + allowed lateness)."""
         self.objs: list[Any] = []
         """Record inputs kept as objects (``BY_REF``), referenced by ``rref``."""
 
@@ -138,12 +140,15 @@ class SlidingArrays(HandsOver):
         self.free = free
         self.n_free += len(new)
         self._cap = cap
-        hcap = 2 * cap  # a window has at most one heap entry
-        if len(self.hexp) < hcap:
-            for name in ("hexp", "hslot"):
-                h = np.zeros(hcap, dtype=np.int64)
-                h[: self.hn] = getattr(self, name)[: self.hn]
-                setattr(self, name, h)
+
+    def _add_due(self, slots: I64, deadlines: I64, passed: bool) -> None:
+        """Windows onto the close run (``passed`` False) or the expiry run: the new ones
+        sorted once, then merged with the pending run (sequential, no per-window heap step)."""
+        o = np.argsort(deadlines, kind="stable")
+        if passed:
+            self.xexp, self.xslot = K.merge_due(self.xexp, self.xslot, deadlines[o], slots[o])
+        else:
+            self.cexp, self.cslot = K.merge_due(self.cexp, self.cslot, deadlines[o], slots[o])
 
     def _grow_keys(self) -> None:
         extra = len(self.keys) - len(self.kstart)
@@ -192,8 +197,11 @@ class SlidingArrays(HandsOver):
         return out
 
     def _window_values(self, slots: I64) -> tuple[Any, ...]:
+        """``K.window_values`` of ``slots`` (in that order): computed by key and start, then
+        put back in the order of ``slots``."""
+        order = np.lexsort((self.wstart[slots], self.wkey[slots]))
         return K.window_values(
-            slots, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
+            slots[order], order, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
             self.rseq, self._kinds, self.rvalid, self.rvi, self.rvf, self.risf, self.pc,
             self.pi, self.pf, self._size,
         )

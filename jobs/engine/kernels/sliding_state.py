@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from jobs.engine.engine import Engine
-from jobs.engine.kernels import _sliding_kernels as K
 from jobs.engine.kernels.handover import KernelState
 from jobs.engine.kernels.sliding_arrays import (
     BY_REF,
@@ -191,8 +190,12 @@ class SlidingState(SlidingArrays):
             self.wborn[slot] = self.born_next
             self.born_next += 1
             self.key_nwin[c] += 1
-            dl = w.close + self._al if w.passed else w.close
-            self.hn = K.heap_push(self.hexp, self.hslot, self.hn, min(dl, 2**63 - 1), slot)
+        if slots:
+            sl = np.array(slots, dtype=np.int64)
+            passed = self.wpassed[sl]
+            close = self.wstart[sl] + (self._size + 1)
+            self._add_due(sl[~passed], close[~passed], passed=False)
+            self._add_due(sl[passed], close[passed] + self._al, passed=True)
         if st.late_deltas:
             kj_code = {str(k): c for c, k in enumerate(self.keys.json_array().tolist())}
             rows = list(st.late_deltas.items())
