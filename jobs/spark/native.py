@@ -48,12 +48,18 @@ def build_native(gated: DataFrame, defn: Definition) -> DataFrame:
         if agg.fn == "mean":
             out = out.cast("double")
         aggs.append(out.alias(agg.name))
-    windowed = (
-        gated.withColumn("__ts", ts)
-        .withWatermark("__ts", f"{delay} milliseconds")
-        .select(window.alias(WINDOW), KEY, WLIM, *[agg_column(i) for i in range(len(aggs))])
-        .where(F.unix_millis(F.col(f"{WINDOW}.start")) - F.lit(shift) > F.col(WLIM))
-    )
+    watermarked = gated.withColumn("__ts", ts).withWatermark("__ts", f"{delay} milliseconds")
+    inputs = [agg_column(i) for i in range(len(aggs))]
+    if size == step:
+        # tumbling: a record has one window, and the gate keeps a record only when that window
+        # has not expired, so the per-window limit below could never drop anything; without
+        # it ``__wlim`` is pruned from the plan (no watermark lookup per record for it)
+        windowed = watermarked.select(window.alias(WINDOW), KEY, *inputs)
+    else:
+        windowed = (
+            watermarked.select(window.alias(WINDOW), KEY, WLIM, *inputs)
+            .where(F.unix_millis(F.col(f"{WINDOW}.start")) - F.lit(shift) > F.col(WLIM))
+        )
     return windowed.groupBy(WINDOW, KEY).agg(*aggs)
 
 

@@ -204,3 +204,23 @@ def test_jvm_gate_writes_what_the_python_gate_writes(
         if record is not None and not record.startswith("garbage"):
             json.loads(record, parse_constant=strict)
     assert {k.split("/")[0] for k in lines["jvm"]} == {"dead_letters", "late", "late_counts"}
+
+
+@pytest.mark.parametrize(("window", "limited"), [
+    ({"type": "tumbling", "size": "10s"}, False),
+    ({"type": "hopping", "size": "10s", "step": "5s"}, True),
+])
+def test_only_hopping_windows_carry_the_per_window_limit(
+        spark: Any, tmp_path: Path, settings: Settings, window: dict[str, str],
+        limited: bool) -> None:
+    """A tumbling window's record has one window, which the gate already judged, so its plan
+    carries no per-window limit (``__wlim``: a watermark lookup per record); a hopping
+    window's record may have an expired and a live window, so its plan filters by the limit.
+    Analysis only: the query is built, not started."""
+    (tmp_path / "in").mkdir()
+    defn = _defn(tmp_path, window=window, allowed_lateness="5s")
+    runner = JobRunner(spark, JobContext.create(defn, settings), RunOptions(until_idle=True))
+    writer = runner.build()
+    assert runner.gate_kind == "jvm"
+    plan = spark._jvm.PythonSQLUtils.explainString(writer._df._jdf.queryExecution(), "simple")
+    assert ("__wlim" in plan) is limited, plan
