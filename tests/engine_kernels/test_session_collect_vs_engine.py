@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 from jobs.definition.model import Aggregation, Definition, Trigger, Watermark, Window
 from jobs.engine import Engine, make_engine
 from jobs.engine.arrival import Arrival
-from jobs.engine.kernels import SessionKernelEngine, qualifies
+from jobs.engine.kernels import SessionKernelEngine
 from jobs.replay import replay_lines
 from tests.engine_kernels.strategies import KEYS, session_definitions
 from tests.engine_kernels.test_session_vs_engine import (
     check_general_state_resumes,
+    check_replay_lines,
     check_state_and_observations,
     units,
 )
@@ -70,10 +71,7 @@ def _lines(defn: Definition, log: list[dict[str, Any]], engine: Any, arrival: Ar
 def test_replay_lines_are_the_general_engines(
     defn: Definition, log: list[dict[str, Any]], arrival: str
 ) -> None:
-    assert qualifies(defn)
-    assert isinstance(make_engine(defn), SessionKernelEngine)
-    mode = Arrival.parse(arrival)
-    assert _lines(defn, log, "auto", mode) == _lines(defn, log, "general", mode)
+    check_replay_lines(defn, log, arrival)
 
 
 @SETTINGS

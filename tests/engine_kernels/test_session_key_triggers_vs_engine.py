@@ -26,17 +26,19 @@ from jobs.definition.model import (
     Window,
 )
 from jobs.engine import Engine, make_engine
-from jobs.engine.arrival import Arrival
-from jobs.engine.kernels import SessionKernelEngine, qualification_problems, qualifies
+from jobs.engine.kernels import SessionKernelEngine, qualification_problems
 from jobs.spark.engine_path.state_blob import decode_state, encode_state
 from tests.engine_kernels.strategies import event_logs, triggered_session_definitions
-from tests.engine_kernels.test_session_timers_vs_engine import _ticking, timed_session_definitions
+from tests.engine_kernels.test_session_timers_vs_engine import (
+    check_ticking,
+    timed_session_definitions,
+)
 from tests.engine_kernels.test_session_vs_engine import (
     SETTINGS,
     Unit,
     _batch,
-    _lines,
     check_general_state_resumes,
+    check_replay_lines,
     units,
 )
 
@@ -59,10 +61,7 @@ def key_triggered_definitions(draw: st.DrawFn) -> Definition:
 def test_replay_lines_are_the_general_engines(
     defn: Definition, log: list[dict[str, Any]], arrival: str
 ) -> None:
-    assert qualifies(defn)
-    assert isinstance(make_engine(defn), SessionKernelEngine)
-    mode = Arrival.parse(arrival)
-    assert _lines(defn, log, "auto", mode) == _lines(defn, log, "general", mode)
+    check_replay_lines(defn, log, arrival)
 
 
 @SETTINGS
@@ -70,18 +69,7 @@ def test_replay_lines_are_the_general_engines(
 def test_state_and_observations_match_after_every_unit_and_tick(
     defn: Definition, us: list[Unit], external: bool, data: st.DataObject
 ) -> None:
-    mode: Any = "external" if external else "internal"
-    swap_at = data.draw(st.one_of(st.none(), st.integers(0, len(us) - 1)))
-    ticks = data.draw(st.lists(st.integers(0, 15), min_size=len(us), max_size=len(us)))
-    kernel = SessionKernelEngine(defn, watermark=mode)
-    k_out, k_seen = _ticking(kernel, defn, us, external, swap_at,
-                             lambda s: SessionKernelEngine(defn, state=s, watermark=mode),
-                             ticks)
-    g_out, g_seen = _ticking(Engine(defn, watermark=mode), defn, us, external, None, None,
-                             ticks)
-    assert k_out == g_out
-    assert k_seen == g_seen
-    assert kernel.general is None
+    assert check_ticking(defn, us, external, data).general is None
 
 
 @SETTINGS

@@ -23,17 +23,16 @@ from jobs.definition.model import (
     Window,
 )
 from jobs.engine import Engine, make_engine
-from jobs.engine.arrival import Arrival
-from jobs.engine.kernels import SessionKernelEngine, qualifies
+from jobs.engine.kernels import SessionKernelEngine
 from jobs.spark.engine_path.state_blob import decode_state, encode_state
 from tests.engine_kernels.strategies import event_logs, session_definitions
 from tests.engine_kernels.test_session_vs_engine import (
     SETTINGS,
     Unit,
     _batch,
-    _lines,
     _observe,
     check_general_state_resumes,
+    check_replay_lines,
     units,
 )
 
@@ -69,10 +68,7 @@ def timed_session_definitions(draw: st.DrawFn) -> Definition:
 def test_replay_lines_are_the_general_engines(
     defn: Definition, log: list[dict[str, Any]], arrival: str
 ) -> None:
-    assert qualifies(defn)
-    assert isinstance(make_engine(defn), SessionKernelEngine)
-    mode = Arrival.parse(arrival)
-    assert _lines(defn, log, "auto", mode) == _lines(defn, log, "general", mode)
+    check_replay_lines(defn, log, arrival)
 
 
 def _ticking(eng: Any, defn: Definition, us: list[Unit], external: bool, swap_at: int | None,
@@ -94,16 +90,11 @@ def _ticking(eng: Any, defn: Definition, us: list[Unit], external: bool, swap_at
     return out, seen
 
 
-def _json(out: list[Any]) -> list[str]:
-    return [json.dumps(e.to_json(), sort_keys=True) for e in out]
-
-
-@SETTINGS
-@given(defn=timed_session_definitions(), us=units(), external=st.booleans(),
-       data=st.data())
-def test_state_and_observations_match_after_every_unit(
-    defn: Definition, us: list[Unit], external: bool, data: st.DataObject
-) -> None:
+def check_ticking(defn: Definition, us: list[Unit], external: bool,
+                  data: st.DataObject) -> SessionKernelEngine:
+    """Drive the kernel and the general engine through ``us`` with clock ticks between the
+    units (and a snapshot/restore of the kernel at a drawn unit): the same output and, after
+    every unit and tick, the same observations. Returns the kernel engine."""
     mode: Any = "external" if external else "internal"
     swap_at = data.draw(st.one_of(st.none(), st.integers(0, len(us) - 1)))
     ticks = data.draw(st.lists(st.integers(0, 15), min_size=len(us), max_size=len(us)))
@@ -115,6 +106,20 @@ def test_state_and_observations_match_after_every_unit(
                              ticks)
     assert k_out == g_out
     assert k_seen == g_seen
+    return kernel
+
+
+def _json(out: list[Any]) -> list[str]:
+    return [json.dumps(e.to_json(), sort_keys=True) for e in out]
+
+
+@SETTINGS
+@given(defn=timed_session_definitions(), us=units(), external=st.booleans(),
+       data=st.data())
+def test_state_and_observations_match_after_every_unit(
+    defn: Definition, us: list[Unit], external: bool, data: st.DataObject
+) -> None:
+    check_ticking(defn, us, external, data)
 
 
 @SETTINGS

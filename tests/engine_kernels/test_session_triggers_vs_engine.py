@@ -25,8 +25,7 @@ from jobs.definition.model import (
     Window,
 )
 from jobs.engine import Engine, make_engine
-from jobs.engine.arrival import Arrival
-from jobs.engine.kernels import SessionKernelEngine, qualification_problems, qualifies
+from jobs.engine.kernels import SessionKernelEngine, qualification_problems
 from jobs.spark.engine_path.state_blob import decode_state, encode_state
 from tests.engine_kernels.strategies import event_logs, triggered_session_definitions
 from tests.engine_kernels.test_session_vs_engine import (
@@ -34,9 +33,9 @@ from tests.engine_kernels.test_session_vs_engine import (
     SETTINGS,
     Unit,
     _batch,
-    _lines,
     _run,
     check_general_state_resumes,
+    check_replay_lines,
     check_state_and_observations,
     units,
 )
@@ -48,10 +47,7 @@ from tests.engine_kernels.test_session_vs_engine import (
 def test_replay_lines_are_the_general_engines(
     defn: Definition, log: list[dict[str, Any]], arrival: str
 ) -> None:
-    assert qualifies(defn)
-    assert isinstance(make_engine(defn), SessionKernelEngine)
-    mode = Arrival.parse(arrival)
-    assert _lines(defn, log, "auto", mode) == _lines(defn, log, "general", mode)
+    check_replay_lines(defn, log, arrival)
 
 
 @SETTINGS

@@ -39,16 +39,23 @@ def _lines(defn: Definition, log: list[dict[str, Any]], engine: Any, arrival: Ar
             for o in replay_lines(defn, log, engine=engine, arrival=arrival)]
 
 
+def check_replay_lines(defn: Definition, log: list[dict[str, Any]], arrival: str,
+                       engine_class: type = SessionKernelEngine) -> None:
+    """``make_engine`` picks the compiled engine for ``defn``, and replay through it writes
+    the general engine's lines under the arrival model ``arrival``."""
+    assert qualifies(defn)
+    assert isinstance(make_engine(defn), engine_class)
+    mode = Arrival.parse(arrival)
+    assert _lines(defn, log, "auto", mode) == _lines(defn, log, "general", mode)
+
+
 @SETTINGS
 @given(defn=session_definitions(), log=event_logs(),
        arrival=st.sampled_from(["record", "batch", "batch:1", "batch:3"]))
 def test_replay_lines_are_the_general_engines(
     defn: Definition, log: list[dict[str, Any]], arrival: str
 ) -> None:
-    assert qualifies(defn)
-    assert isinstance(make_engine(defn), SessionKernelEngine)
-    mode = Arrival.parse(arrival)
-    assert _lines(defn, log, "auto", mode) == _lines(defn, log, "general", mode)
+    check_replay_lines(defn, log, arrival)
 
 
 Unit = tuple[int, list[tuple[Any, int, Any]]]

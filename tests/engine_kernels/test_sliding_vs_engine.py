@@ -25,11 +25,10 @@ from jobs.definition.model import (
     Window,
 )
 from jobs.engine import Engine, make_engine
-from jobs.engine.arrival import Arrival
-from jobs.engine.kernels import SlidingKernelEngine, qualifies
+from jobs.engine.kernels import SlidingKernelEngine
 from jobs.engine.records import RecordBatch
-from jobs.replay import replay_lines
 from tests.engine_kernels.strategies import AGG_CHOICES, KEYS, VALUES, event_logs
+from tests.engine_kernels.test_session_vs_engine import check_replay_lines
 
 SETTINGS = settings(max_examples=80, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -55,21 +54,13 @@ def sliding_definitions(draw: st.DrawFn) -> Definition:
     )
 
 
-def _lines(defn: Definition, log: list[dict[str, Any]], engine: Any, arrival: Arrival) -> list[str]:
-    return [json.dumps(o, sort_keys=True)
-            for o in replay_lines(defn, log, engine=engine, arrival=arrival)]
-
-
 @SETTINGS
 @given(defn=sliding_definitions(), log=event_logs(),
        arrival=st.sampled_from(["record", "batch", "batch:1", "batch:3"]))
 def test_replay_lines_are_the_general_engines(
     defn: Definition, log: list[dict[str, Any]], arrival: str
 ) -> None:
-    assert qualifies(defn)
-    assert isinstance(make_engine(defn), SlidingKernelEngine)
-    mode = Arrival.parse(arrival)
-    assert _lines(defn, log, "auto", mode) == _lines(defn, log, "general", mode)
+    check_replay_lines(defn, log, arrival, SlidingKernelEngine)
 
 
 Unit = tuple[int, list[tuple[Any, int, Any]]]
