@@ -11,11 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from jobs.engine.kernels import _session_kernels as K
 from jobs.engine.kernels import _session_key_trigger_kernels as KKT
 from jobs.engine.kernels import _session_trigger_kernels as KT
 from jobs.engine.kernels.session_arrays import I64, NO_TIME, WM_CLAMP
-from jobs.engine.kernels.session_triggers import PANE_COLS, TriggeredSessions
+from jobs.engine.kernels.session_triggers import PANE_COLS, TriggeredSessions, in_record_order
 from jobs.engine.records import Emission, RecordBatch
 
 
@@ -73,15 +72,7 @@ class KeyTriggeredSessions(TriggeredSessions):
             self._rebuild_key_heap()
         if len(self.objs) > 65536:
             self._compact_objs()
-        if not late:
-            return [e for g in groups for e in g]
-        dropped = np.flatnonzero((status == K.DROPPED_BEFORE_WM)
-                                 | (status == K.DROPPED_EXPIRED)).tolist()
-        rows: list[tuple[int, list[Emission]]] = [(i, [e]) for i, e in zip(dropped, late,
-                                                                           strict=True)]
-        rows += zip(prow[:n_p, 0].tolist(), groups, strict=True)
-        rows.sort(key=lambda r: r[0])
-        return [e for _, g in rows for e in g]
+        return in_record_order(late, status, prow[:n_p, 0], groups)
 
     def _idle_keys_triggered(self, now_ms: int) -> list[Emission]:
         """Idle advance: every key with an idle base moves its watermark to it plus the

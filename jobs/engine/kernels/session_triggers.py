@@ -156,15 +156,7 @@ class TriggeredSessions(SessionArrays):
         self.seq += n
         late = self._late(batch, codes, status, out_start, out_end)
         groups = self._panes(prow[:n_p], merges[:n_mg], self.wm)
-        if not late:
-            return [e for g in groups for e in g]
-        dropped = np.flatnonzero((status == K.DROPPED_BEFORE_WM)
-                                 | (status == K.DROPPED_EXPIRED)).tolist()
-        rows: list[tuple[int, list[Emission]]] = [(i, [e]) for i, e in zip(dropped, late,
-                                                                           strict=True)]
-        rows += zip(prow[:n_p, 0].tolist(), groups, strict=True)
-        rows.sort(key=lambda r: r[0])
-        return [e for _, g in rows for e in g]
+        return in_record_order(late, status, prow[:n_p, 0], groups)
 
     def _fire_triggered(self, touched: I64 | None) -> list[Emission]:
         """Run every window whose close or expiry the watermark reached (all at the end) in
@@ -286,3 +278,19 @@ class TriggeredSessions(SessionArrays):
             gone = touched[(self.key_nwin[touched] == 0) & (self.late_acc[touched] == 0)
                            & (self.late_drop[touched] == 0)]
             self.key_max_t[gone] = NO_TIME
+
+
+def in_record_order(late: list[Emission], status: NDArray[np.int8], pane_records: I64,
+                    groups: list[list[Emission]]) -> list[Emission]:
+    """A unit's output in the order of the records that caused it: each dropped record's
+    late line (``late`` in the order of the dropped ``status`` entries) before the pane groups
+    its record fired (``pane_records[i]`` is the record of ``groups[i]``)."""
+    if not late:
+        return [e for g in groups for e in g]
+    dropped = np.flatnonzero((status == K.DROPPED_BEFORE_WM)
+                             | (status == K.DROPPED_EXPIRED)).tolist()
+    rows: list[tuple[int, list[Emission]]] = [(i, [e]) for i, e in zip(dropped, late,
+                                                                       strict=True)]
+    rows += zip(pane_records.tolist(), groups, strict=True)
+    rows.sort(key=lambda r: r[0])
+    return [e for _, g in rows for e in g]
