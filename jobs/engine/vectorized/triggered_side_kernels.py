@@ -85,9 +85,9 @@ def pane_ranges(hk, hs, hv, hst, w_last, w_loaded, pk, ps, retraction, bound,
 
 
 @njit(cache=True)
-def gather(head, nxt, seq, wid, lo, hi):
-    """Per pane, how many entries of its window have arrival in ``(lo, hi]``, and those
-    entries pane after pane (each pane's in arrival order)."""
+def _range_counts(head, nxt, seq, wid, lo, hi):
+    """Per pane, how many entries of its window (``wid``, -1 for none) have arrival in
+    ``(lo, hi]``: a walk of the window's list, stopped past ``hi``."""
     m = len(wid)
     cnt = np.zeros(m, dtype=np.int64)
     for i in range(m):
@@ -104,6 +104,15 @@ def gather(head, nxt, seq, wid, lo, hi):
                 c += 1
             e = nxt[e]
         cnt[i] = c
+    return cnt
+
+
+@njit(cache=True)
+def gather(head, nxt, seq, wid, lo, hi):
+    """Per pane, how many entries of its window have arrival in ``(lo, hi]``, and those
+    entries pane after pane (each pane's in arrival order)."""
+    m = len(wid)
+    cnt = _range_counts(head, nxt, seq, wid, lo, hi)
     out = np.empty(cnt.sum(), dtype=np.int64)
     o = 0
     for i in range(m):
@@ -128,21 +137,7 @@ def collect_panes(head, nxt, seq, t, wid, lo, hi):
     general engine's lists: a window's entries are sorted once per call (up to its panes'
     highest bound), and each of its panes takes its arrival range from that order."""
     m = len(wid)
-    cnt = np.zeros(m, dtype=np.int64)
-    for i in range(m):
-        w = wid[i]
-        if w < 0:
-            continue
-        e = head[w]
-        c = 0
-        while e >= 0:
-            q = seq[e]
-            if q > hi[i]:
-                break
-            if q > lo[i]:
-                c += 1
-            e = nxt[e]
-        cnt[i] = c
+    cnt = _range_counts(head, nxt, seq, wid, lo, hi)
     off = np.zeros(m + 1, dtype=np.int64)
     for i in range(m):
         off[i + 1] = off[i] + cnt[i]
