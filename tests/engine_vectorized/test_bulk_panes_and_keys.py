@@ -102,3 +102,14 @@ def test_json_ranks_as_unicode_array_keep_python_string_order() -> None:
         for r, c in enumerate(order):
             want[c] = r
         assert t.json_rank().tolist() == want
+
+
+def test_first_string_batch_codes_like_one_by_one_coding() -> None:
+    """An empty table's first batch led by a string takes the dict path directly: codes in
+    first-seen order, and a new key of another type still sends the batch to the general
+    path without leaving anything behind."""
+    for keys in (["b", "a", "b", "a\x00", "a"], ["b", "a", 1, None, "b", True, 1.0, "a\x00"]):
+        fast, slow = KeyTable(), KeyTable()
+        assert fast.encode(keys).tolist() == [slow.code_of(k) for k in keys]
+        assert [key_json(v) for v in fast.values] == [key_json(v) for v in slow.values]
+        assert fast.encode(["a", "zz", "b"]).tolist() == [slow.code_of(k) for k in ["a", "zz", "b"]]

@@ -184,7 +184,13 @@ class KeyTable:
     def _encode_strings(self, keys: Sequence[Any]) -> NDArray[np.int64] | None:
         """Codes of a batch whose first key is a str: C lookup of the known keys, the dict
         path (``_encode_by_table``) for the rest; None (nothing changed) if a key that is not
-        yet known is not a string."""
+        yet known is not a string.
+
+        While no string is known (an engine's first batch) every lookup would miss: the
+        batch goes straight to the dict path, which costs what the int path costs (the C
+        lookup, the object array and the misses' list came to twice that)."""
+        if not self._codes.get(str):
+            return self._encode_by_table(keys, str)
         # fromiter: half the time of np.asarray(keys, dtype=object), which inspects every
         # element for nesting
         obj = np.fromiter(keys, dtype=object, count=len(keys))
