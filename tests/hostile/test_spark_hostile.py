@@ -140,9 +140,9 @@ def test_a_running_job_names_an_out_of_range_event_time_and_echoes_non_finite_as
         [{"team": "a", "score": 1, "ratio": 1.5, "et": 1000},
          {"team": "a", "score": 2, "ratio": float("nan"), "et": too_late},
          {"team": "b", "score": 3, "ratio": float("-inf"), "et": too_early},
-         {"team": "c", "score": 4, "ratio": float("inf"), "et": None}],
-        [{"team": "a", "score": 5, "ratio": 0.0, "et": 30_000}],
-        # behind the watermark (30 s): its window [0, 10 s) has expired
+         {"team": "c", "score": 4, "ratio": float("inf"), "et": None},
+         {"team": "a", "score": 5, "ratio": 0.0, "et": 30_000}],
+        # behind the watermark the first batch set (30 s): its window [0, 10 s) has expired
         [{"team": "a", "score": 6, "ratio": float("inf"), "et": 2000}],
     ])
     defn = load_definition({

@@ -60,3 +60,12 @@ def hdfs_native_run(spark: Any, hdfs: MiniHdfs,
     """The scores job on the native path, Parquet sink, checkpoint and results on HDFS, run
     once: read by the job test on HDFS and the UI test on HDFS."""
     return run_scores_on_hdfs(spark, hdfs, tmp_path_factory.mktemp("hdfs-native"), "native")
+
+
+@pytest.fixture(scope="session")
+def hdfs_delta_run(spark: Any, hdfs: MiniHdfs,
+                   tmp_path_factory: pytest.TempPathFactory) -> HdfsRun:
+    """The scores job on the native path, Delta sink, checkpoint and results on HDFS, run
+    once: read by the Delta sink test and the UI test on HDFS."""
+    return run_scores_on_hdfs(spark, hdfs, tmp_path_factory.mktemp("hdfs-delta"), "delta",
+                              sink="delta")

@@ -1,7 +1,7 @@
-"""The HDFS job tests' settings and the one native-path Parquet run on the MiniDFSCluster
-that several tests read (the job test on HDFS and the UI test on HDFS): a Spark run on HDFS
-costs tens of seconds on a loaded machine, and what it leaves there does not depend on which
-test looks at it."""
+"""The HDFS job tests' settings and the native-path runs on the MiniDFSCluster that several
+tests read (the Parquet run: the job test and the UI test on HDFS; the Delta run: the Delta sink
+test and the UI test on HDFS): a Spark run on HDFS costs tens of seconds on a loaded machine,
+and what it leaves there does not depend on which test looks at it."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ transaction per commit: app id = store, version = batch id), and the current-res
 from __future__ import annotations
 
 import json
-import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,26 +23,19 @@ from jobs.spark.runner import JobRunner, RunOptions
 from jobs.spark.sinks import PANE_COLUMNS, pane_json
 from jobs.storage.minihdfs import MiniHdfs
 
+from .hdfsjobs import HdfsRun
 from .jobfiles import FILES, FINAL_PANES, T0, final_panes, land, scores
 
 pytestmark = pytest.mark.spark
 
 
-def _settings(hdfs: MiniHdfs, tmp_path: Path, name: str) -> Settings:
-    return Settings.from_env({
-        **os.environ, "TIDEMARK_HOME": str(tmp_path / "home"),
-        "TIDEMARK_CHECKPOINT_ROOT": f"{hdfs.url}/{name}/ck",
-        "TIDEMARK_RESULTS_ROOT": f"{hdfs.url}/{name}/results",
-        "TIDEMARK_WEBHDFS_URL": hdfs.http})
-
-
 def test_panes_land_in_a_delta_table_once_per_batch(
-        spark: Any, hdfs: MiniHdfs, tmp_path: Path) -> None:
-    land(tmp_path / "in", FILES)
-    defn = scores(tmp_path / "in", sink={"kind": "delta"})
-    ctx = JobContext.create(defn, _settings(hdfs, tmp_path, "delta"))
-    runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
-    assert runner.run() == "idle"
+        spark: Any, hdfs: MiniHdfs, hdfs_delta_run: HdfsRun) -> None:
+    """The job's run is the suite's shared native-path Delta run on HDFS (the UI test on HDFS
+    reads it too), so the re-written batches go to a second table under another root."""
+    run = hdfs_delta_run
+    ctx, runner = run.ctx, run.runner
+    assert run.exit_reason == "idle" and ctx.panes_path.startswith(f"{hdfs.url}/")
 
     table = read_table(ctx.panes_path)
     assert table.column_names == ["job", "version", "store", *PANE_COLUMNS, "batch_id"]
@@ -57,16 +50,23 @@ def test_panes_land_in_a_delta_table_once_per_batch(
     assert len([h for h in history if h["operation"] == "WRITE"]) == len(batches)
     assert committed_version(table_uri(ctx.panes_path), ctx.store) == batches[-1]
 
-    # a batch written again (what a re-run after a crash does) adds nothing
+    # the same batches written by the same sink function to a second table of the store ...
+    copy = replace(ctx, output_root=f"{hdfs.url}/delta-rewrite/{ctx.store}")
+    frame = spark.createDataFrame(table)
+    for b in batches:
+        write_delta(copy, frame.where(f"batch_id = {b}").drop("batch_id"), b)
+    assert read_table(copy.panes_path).num_rows == len(rows)
+    assert committed_version(table_uri(copy.panes_path), ctx.store) == batches[-1]
+    # ... then a batch written again (what a re-run after a crash does) adds nothing
     last = batches[-1]
-    again = spark.createDataFrame(table).where(f"batch_id = {last}").drop("batch_id")
+    again = frame.where(f"batch_id = {last}").drop("batch_id")
     n = again.count()
-    assert n > 0 and write_delta(ctx, again, last) == n
-    assert read_table(ctx.panes_path).num_rows == len(rows)
+    assert n > 0 and write_delta(copy, again, last) == n
+    assert read_table(copy.panes_path).num_rows == len(rows)
     # while a new batch id is appended (the idempotence is per batch, not per content)
-    assert write_delta(ctx, again, last + 1) == n
-    assert read_table(ctx.panes_path).num_rows == len(rows) + n
-    assert committed_version(table_uri(ctx.panes_path), ctx.store) == last + 1
+    assert write_delta(copy, again, last + 1) == n
+    assert read_table(copy.panes_path).num_rows == len(rows) + n
+    assert committed_version(table_uri(copy.panes_path), ctx.store) == last + 1
 
 
 def test_the_current_result_view_gives_each_windows_latest_pane(

@@ -17,7 +17,7 @@ from jobs.config import Settings
 from jobs.storage.minihdfs import MiniHdfs
 from tests.ui.helpers import app_as, texts
 
-from .hdfsjobs import HdfsRun, run_scores_on_hdfs
+from .hdfsjobs import HdfsRun
 from .jobfiles import FINAL_PANES, T0
 
 pytestmark = pytest.mark.spark
@@ -27,10 +27,10 @@ pytestmark = pytest.mark.spark
 def test_windows_page_reads_panes_late_records_and_dead_letters_on_hdfs(
         spark: Any, hdfs: MiniHdfs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         request: pytest.FixtureRequest, sink: str) -> None:
-    """The Parquet sink's run is the suite's shared native-path run on HDFS (the job test on
-    HDFS reads it too); the Delta sink's is this test's own."""
-    run: HdfsRun = (run_scores_on_hdfs(spark, hdfs, tmp_path, "ui-delta", sink=sink)
-                    if sink == "delta" else request.getfixturevalue("hdfs_native_run"))
+    """Each sink's run is one the suite shares: the native-path Parquet run on HDFS (the job
+    test on HDFS reads it too) and the Delta one (the Delta sink test reads it too)."""
+    run: HdfsRun = request.getfixturevalue(
+        "hdfs_delta_run" if sink == "delta" else "hdfs_native_run")
     assert run.exit_reason == "idle"
     for var in ("TIDEMARK_CONFIG", "TIDEMARK_RESULTS_ROOT", "TIDEMARK_CHECKPOINT_ROOT"):
         monkeypatch.delenv(var, raising=False)
