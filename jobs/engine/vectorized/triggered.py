@@ -3,9 +3,9 @@
 The general engine's API and output for the definitions :func:`qualifies_triggered` accepts:
 fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and late ``count`` /
 ``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either
-lateness basis, a global watermark without idle advance (bounded on event time, a source's, or
-the processing clock of ``event_time: processing``, where a record's event time is its unit's
-processing time), count / sum / mean / min / max / first / last, and collect / count_distinct
+lateness basis, a global watermark (bounded on event time, with or without idle advance, a
+source's, or the processing clock of ``event_time: processing``, where a record's event time
+is its unit's processing time), count / sum / mean / min / max / first / last, and collect / count_distinct
 in a side table beside the window table (:mod:`triggered_side`). The per-record rules run in
 the compiled kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is
 per arrival unit and per late record. Output comes straight from the kernels' output arrays as
@@ -88,6 +88,12 @@ class TriggeredEngine(WindowTable):
         """``strategy: source``: only ``advance_watermark`` moves the watermark."""
         self._bounded = watermark == "internal" and not self._source and not self.clock
         """The unit's records move the watermark (``EngineCore._bounded``)."""
+        self.idle = defn.watermark.idle_advance and not self._source and not self.clock
+        """``watermark.idle_advance``: the watermark is ``idle_base + (now - idle_base_pt)``;
+        a record's candidate (internal) or the host's watermark (external) ahead of it is
+        the new base, taken at the current processing time (``EngineCore._idle``)."""
+        self.idle_base: int | None = None
+        self.idle_base_pt: int | None = None
         w = defn.window
         eff = effective_trigger(defn)
         kind = window_kind(w)  # a DefinitionError naming the field on bad parameters
@@ -195,11 +201,16 @@ class TriggeredEngine(WindowTable):
             return no_output(self)
         self.processing_time = now_ms
         self._set_dues()
-        timers = self._fire_timers(now_ms)
-        if not self.clock or self.mode != "internal" or now_ms <= self.wm:
+        timers = self._fire_timers(now_ms)  # timers fire before the watermark moves
+        if self.clock and self.mode == "internal":
+            if now_ms <= self.wm:
+                return timers
+            self.wm = now_ms  # the processing clock is the watermark
+        elif self.idle and self.idle_base is not None and self.idle_base_pt is not None:
+            self.wm = self.idle_base + (now_ms - self.idle_base_pt)
+        else:
             return timers
-        self.wm = now_ms  # the processing clock is the watermark: timers fire first
-        return concat([timers, self._fire_due(now_ms)], self._names, self.keys)
+        return concat([timers, self._fire_due(self.wm)], self._names, self.keys)
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
         """One arrival unit (docs/semantics.md, "Arrival model"), as :meth:`Engine.ingest`."""
@@ -273,6 +284,8 @@ class TriggeredEngine(WindowTable):
         fired = emission_columns(self, out_i, ok, oi, of, int(n_out), batch)
         if self._bounded and tmax - self._delay > self.wm:
             self.wm = tmax - self._delay
+            if self.idle:
+                self.idle_base, self.idle_base_pt = self.wm, self.processing_time
         return ColumnarOutput([], concat([timers, fired, self._fire_due(self.wm)], self._names,
                                          self.keys))
 
@@ -295,6 +308,8 @@ class TriggeredEngine(WindowTable):
         if self.ended or (self.wm != K.INT64_MIN and wm_ms <= self.wm):
             return ColumnarOutput([], no_output(self))
         self.wm = int(wm_ms)
+        if self.idle:  # the host's watermark is the new idle base
+            self.idle_base, self.idle_base_pt = self.wm, self.processing_time
         return ColumnarOutput([], self._fire_due(self.wm))
 
     def end_of_input(self) -> list[Emission]:

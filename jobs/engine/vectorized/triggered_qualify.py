@@ -21,9 +21,9 @@ SIDE_FNS = ("collect", "count_distinct")
 
 def triggered_problems(defn: Definition) -> list[str]:
     """Why :class:`TriggeredEngine` cannot run ``defn`` exactly (empty when it can), each
-    naming the field. The watermark is one for all keys: bounded, a source's, or the
-    processing clock (``event_time: processing``); per-key watermarks and idle advance are
-    the general engine's (a key's watermark move would fire between its records)."""
+    naming the field. The watermark is one for all keys: bounded (with or without idle
+    advance), a source's, or the processing clock (``event_time: processing``); per-key
+    watermarks are the general engine's."""
     problems: list[str] = []
     if not kind_class(defn.window.type).fixed_by_arithmetic:
         problems.append(f"window.type: {defn.window.type} is not run by the triggered engine")
@@ -31,10 +31,9 @@ def triggered_problems(defn: Definition) -> list[str]:
     if eff.at_expiry:
         problems.append("trigger.emit: final is the final-pane engine's")
     wmd = defn.watermark
-    if wmd.idle_advance:
-        problems.append("watermark.idle_advance: not compiled")
     if wmd.scope == "key":
-        problems.append("watermark.scope: key is not compiled")
+        problems.append("watermark.scope: key is not compiled (a key's watermark move fires "
+                        "that key's windows between its records of one unit)")
     for a in defn.aggregations:
         if a.fn not in TRIGGERED_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} is not compiled")
