@@ -36,7 +36,7 @@ from tests.engine_vectorized.test_triggered_vs_engine import (
 from tests.engine_vectorized.test_vs_engine import observe
 from tests.engine_vectorized.test_vs_reference import batch_of, canon
 
-SETTINGS = settings(max_examples=25, deadline=None,
+SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -114,7 +114,7 @@ def test_processing_clock_matches_general_engine(
     assert t == g
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=clock_definitions(), insts=instants(), data=st.data())
 def test_processing_clock_with_external_watermark_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
@@ -129,7 +129,7 @@ def test_processing_clock_with_external_watermark_matches_general_engine(
     assert t == g
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=clock_definitions(), insts=instants(),
        arrival=st.sampled_from(["record", "batch", "batch:1", "batch:3"]))
 def test_processing_clock_replay_in_every_arrival_mode_equals_general(
@@ -220,7 +220,7 @@ def test_idle_advance_matches_general_engine(
     assert t == g
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(defn=idle_definitions(), insts=instants(), data=st.data())
 def test_idle_advance_with_external_watermark_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
