@@ -147,6 +147,19 @@ def definition(case: str) -> Definition:
                   else Window("hopping", size=20 * MIN, step=5 * MIN))
         return Definition(window=window, trigger=counted, accumulation="retracting",
                           **{**common, "aggregations": OBJECT_AGGS})
+    if case == "tumbling_count_triggers_processing":  # the processing clock
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "event_time": "processing",
+                              "watermark": Watermark(delay=0), "allowed_lateness": 0})
+    if case == "tumbling_count_triggers_idle":  # the clock also moves the watermark
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "watermark": Watermark(delay=10_000, idle_advance=True)})
+    if case == "tumbling_count_triggers_source":  # only end of input moves the watermark
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "watermark": Watermark(strategy="source", delay=0)})
     if case == "session_count_triggers_retracting":
         return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
                           accumulation="retracting", **common)
@@ -180,6 +193,10 @@ CASES = [
     "tumbling_count_triggers_retracting", "hopping_count_triggers_retracting",
     "tumbling_count_triggers_discarding", "tumbling_emit_current",
     "tumbling_count_triggers_collect", "hopping_count_triggers_collect",
+    # ... on the processing clock, under a source watermark (the bench never moves it), with
+    # idle advance
+    "tumbling_count_triggers_processing", "tumbling_count_triggers_source",
+    "tumbling_count_triggers_idle",
     # sessions with count triggers: the compiled session engine
     "session_count_triggers_retracting", "session_early_after",
     # sessions under per-key watermarks (scope: key): the compiled session engine

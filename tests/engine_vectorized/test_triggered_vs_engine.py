@@ -303,7 +303,7 @@ def test_make_engine_picks_triggered_only_where_exact() -> None:
     assert isinstance(make_engine(timers), TriggeredEngine)
     idle = load_definition({**base, "trigger": {"emit": "current"},
                             "watermark": {"delay": "1s", "idle_advance": True}})
-    assert isinstance(make_engine(idle), Engine)
+    assert isinstance(make_engine(idle), TriggeredEngine)
     key_scope = load_definition({**base, "trigger": {"emit": "current"},
                                  "watermark": {"delay": "1s", "scope": "key"}})
     assert isinstance(make_engine(key_scope), Engine)

@@ -3,11 +3,12 @@
 The general engine's API and output for the definitions :func:`qualifies_triggered` accepts:
 fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and late ``count`` /
 ``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either
-lateness basis, a bounded event-time watermark under the global scope without idle advance,
-count / sum / mean / min / max / first / last, and collect / count_distinct in a side table
-beside the window table (:mod:`triggered_side`). The per-record rules run in the compiled
-kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is per arrival
-unit and per late record. Output comes straight from the kernels' output arrays as
+lateness basis, a global watermark (bounded on event time, with or without idle advance, a
+source's, or the processing clock of ``event_time: processing``, where a record's event time
+is its unit's processing time), count / sum / mean / min / max / first / last, and collect / count_distinct
+in a side table beside the window table (:mod:`triggered_side`). The per-record rules run in
+the compiled kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is
+per arrival unit and per late record. Output comes straight from the kernels' output arrays as
 :class:`~jobs.engine.vectorized.emission_columns.EmissionColumns` (``ingest_columns``,
 ``advance_watermark_columns``, ``end_of_input_columns``); the object API is ``to_emissions()``
 of those columns.
@@ -27,6 +28,7 @@ state, for good.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -79,6 +81,19 @@ class TriggeredEngine(WindowTable):
             raise EngineError(f"watermark: must be 'internal' or 'external', not {watermark!r}")
         self.defn = defn
         self.mode: WatermarkMode = watermark
+        self.clock = defn.uses_processing_time
+        """``event_time: processing``: a record's event time is its unit's processing time
+        and (internal mode) the watermark is the processing clock (``Engine.ingest``)."""
+        self._source = defn.watermark.strategy == "source"
+        """``strategy: source``: only ``advance_watermark`` moves the watermark."""
+        self._bounded = watermark == "internal" and not self._source and not self.clock
+        """The unit's records move the watermark (``EngineCore._bounded``)."""
+        self.idle = defn.watermark.idle_advance and not self._source and not self.clock
+        """``watermark.idle_advance``: the watermark is ``idle_base + (now - idle_base_pt)``;
+        a record's candidate (internal) or the host's watermark (external) ahead of it is
+        the new base, taken at the current processing time (``EngineCore._idle``)."""
+        self.idle_base: int | None = None
+        self.idle_base_pt: int | None = None
         w = defn.window
         eff = effective_trigger(defn)
         kind = window_kind(w)  # a DefinitionError naming the field on bad parameters
@@ -186,7 +201,16 @@ class TriggeredEngine(WindowTable):
             return no_output(self)
         self.processing_time = now_ms
         self._set_dues()
-        return self._fire_timers(now_ms)
+        timers = self._fire_timers(now_ms)  # timers fire before the watermark moves
+        if self.clock and self.mode == "internal":
+            if now_ms <= self.wm:
+                return timers
+            self.wm = now_ms  # the processing clock is the watermark
+        elif self.idle and self.idle_base is not None and self.idle_base_pt is not None:
+            self.wm = self.idle_base + (now_ms - self.idle_base_pt)
+        else:
+            return timers
+        return concat([timers, self._fire_due(self.wm)], self._names, self.keys)
 
     def ingest(self, batch: RecordBatch) -> list[Emission]:
         """One arrival unit (docs/semantics.md, "Arrival model"), as :meth:`Engine.ingest`."""
@@ -207,6 +231,9 @@ class TriggeredEngine(WindowTable):
         n = len(batch)
         if n == 0:
             return ColumnarOutput([], timers)
+        if self.clock:  # event time is the unit's processing time (late lines show it too)
+            batch = dataclasses.replace(
+                batch, event_times=np.full(n, self.processing_time, dtype=np.int64))
         try:
             vi, vf, visf, vvalid, bound = self._inputs(batch, n)
         except Unsupported as exc:
@@ -255,13 +282,16 @@ class TriggeredEngine(WindowTable):
         if n_acc:
             self._count_accepted(acc_late[:n_acc])
         fired = emission_columns(self, out_i, ok, oi, of, int(n_out), batch)
-        if self.mode == "internal" and tmax - self._delay > self.wm:
+        if self._bounded and tmax - self._delay > self.wm:
             self.wm = tmax - self._delay
+            if self.idle:
+                self.idle_base, self.idle_base_pt = self.wm, self.processing_time
         return ColumnarOutput([], concat([timers, fired, self._fire_due(self.wm)], self._names,
                                          self.keys))
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
-        """Move the watermark (never back) when the host drives it (``watermark="external"``)."""
+        """Move the watermark (never back): ``strategy: source``, or a host that drives it
+        (``watermark="external"``)."""
         if self.general is not None:
             return self.general.advance_watermark(wm_ms)
         return self.advance_watermark_columns(wm_ms).to_emissions()
@@ -270,7 +300,7 @@ class TriggeredEngine(WindowTable):
         """:meth:`advance_watermark` with its panes as columns."""
         if self.general is not None:
             return self._columnar(self.general.advance_watermark(wm_ms))
-        if self.mode != "external":
+        if self.mode != "external" and not self._source:
             raise EngineError(
                 "advance_watermark: watermark.strategy is not 'source' and the engine computes "
                 "its own watermark (use watermark='external' to drive it)"
@@ -278,6 +308,8 @@ class TriggeredEngine(WindowTable):
         if self.ended or (self.wm != K.INT64_MIN and wm_ms <= self.wm):
             return ColumnarOutput([], no_output(self))
         self.wm = int(wm_ms)
+        if self.idle:  # the host's watermark is the new idle base
+            self.idle_base, self.idle_base_pt = self.wm, self.processing_time
         return ColumnarOutput([], self._fire_due(self.wm))
 
     def end_of_input(self) -> list[Emission]:

@@ -21,22 +21,19 @@ SIDE_FNS = ("collect", "count_distinct")
 
 def triggered_problems(defn: Definition) -> list[str]:
     """Why :class:`TriggeredEngine` cannot run ``defn`` exactly (empty when it can), each
-    naming the field."""
+    naming the field. The watermark is one for all keys: bounded (with or without idle
+    advance), a source's, or the processing clock (``event_time: processing``); per-key
+    watermarks are the general engine's."""
     problems: list[str] = []
     if not kind_class(defn.window.type).fixed_by_arithmetic:
         problems.append(f"window.type: {defn.window.type} is not run by the triggered engine")
     eff = effective_trigger(defn)
     if eff.at_expiry:
         problems.append("trigger.emit: final is the final-pane engine's")
-    if defn.uses_processing_time:
-        problems.append("event_time: the processing clock is not compiled")
     wmd = defn.watermark
-    if wmd.strategy != "bounded":
-        problems.append(f"watermark.strategy: {wmd.strategy} is not compiled")
-    if wmd.idle_advance:
-        problems.append("watermark.idle_advance: not compiled")
     if wmd.scope == "key":
-        problems.append("watermark.scope: key is not compiled")
+        problems.append("watermark.scope: key is not compiled (a key's watermark move fires "
+                        "that key's windows between its records of one unit)")
     for a in defn.aggregations:
         if a.fn not in TRIGGERED_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} is not compiled")

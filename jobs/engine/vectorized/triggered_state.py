@@ -63,6 +63,7 @@ def to_general_state(eng: TriggeredEngine) -> EngineState:
         watermark=None if eng.wm == K.INT64_MIN or eng.ended else eng.wm,
         ended=eng.ended, max_event_time=eng.max_t, seq=eng.seq,
         late_deltas={k: list(v) for k, v in eng.late_deltas.items()},
+        idle_base=eng.idle_base, idle_base_pt=eng.idle_base_pt,
     )
     kjs = eng.keys.json_array()
     keys = eng.keys.values
@@ -128,8 +129,6 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
             if w.retract:
                 return False
             rows.append((code, w))
-    if st.idle_base is not None:
-        return False
     n = len(rows)
     eng._alloc(max(64, 2 * n))
     fns = eng._fn_names
@@ -181,6 +180,7 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
             kj = eng.keys.json_array()[eng.keys.code_of(ks.key)]
             eng.late_totals_by_key[kj] = [ks.key, ks.late_accepted, ks.late_dropped]
     eng.processing_time = st.processing_time
+    eng.idle_base, eng.idle_base_pt = st.idle_base, st.idle_base_pt
     eng.ended = st.ended
     eng.wm = K.INT64_MAX if st.ended else (
         K.INT64_MIN if st.watermark is None else int(st.watermark))
@@ -282,6 +282,8 @@ def table_state(eng: TriggeredEngine) -> dict[str, Any]:
         "key_max_t": np.ascontiguousarray(eng.key_max_t[: len(eng.keys)]).tobytes(),
         "wm": int(eng.wm), "max_t": eng.max_t, "seq": int(eng.seq),
         "processing_time": int(eng.processing_time), "ended": bool(eng.ended),
+        # idle advance's base (None without one; absent from tables written before)
+        "idle_base": eng.idle_base, "idle_base_pt": eng.idle_base_pt,
         "sum_bound": float(eng._sum_bound),
         "late_totals": [[kj, *v] for kj, v in eng.late_totals_by_key.items()],
         "late_deltas": [[k, *v] for k, v in eng.late_deltas.items()],
@@ -331,6 +333,7 @@ def load_table(eng: TriggeredEngine, data: dict[str, Any]) -> None:
     eng.max_t = data["max_t"]
     eng.seq = int(data["seq"])
     eng.processing_time = int(data["processing_time"])
+    eng.idle_base, eng.idle_base_pt = data.get("idle_base"), data.get("idle_base_pt")
     eng.ended = bool(data["ended"])
     eng._sum_bound = float(data["sum_bound"])
     eng.late_totals_by_key = {row[0]: list(row[1:]) for row in data["late_totals"]}
