@@ -31,6 +31,12 @@ Ratios are reported against both baselines (``ratio_vs_spark_native`` and
 - cpu_s = CPU seconds the driver's process tree (Python driver, JVM, Python workers) spent
   between the query's start and end (JVM start excluded): on a shared machine it is steadier
   than wall time, and events_per_cpu_s / cpu_ratio_vs_spark_native compare work, not waiting;
+- driver_python_cpu_s = the part of cpu_s the driver's Python process spent itself (the
+  runner's polling, ``foreachBatch`` callbacks), not its JVM;
+- phases_ms = each phase of Spark's query progress (``durationMs``: addBatch, queryPlanning,
+  walCommit, ...) summed over the data batches, to compare the driver's per-batch work phase by
+  phase; tasks = the tasks' executor CPU and run time, task and stage counts, shuffle bytes and
+  records from Spark's status store (cpu_s minus the tasks' CPU is the work outside tasks);
 - results: tidemark native panes compared with native Spark's (key, window, sum, count).
 - gate: which gate a tidemark variant ran (``jvm``: Spark SQL + Java functions, no Python
   worker; ``python``: the mapInArrow gate; null: the engine path splits dead letters itself).
