@@ -52,6 +52,58 @@ def spark_native_kafka(spark: Any, work: Path, schema: str) -> list[dict[str, An
 
 
 
+PHASES = ("triggerExecution", "addBatch", "queryPlanning", "getBatch", "latestOffset",
+          "walCommit", "commitOffsets")
+"""The micro-batch phases of Spark's query progress (``durationMs``) that ``phase_totals``
+sums: where the driver's time per batch goes, compared phase by phase between two queries."""
+
+
+def phase_totals(progress: list[dict[str, Any]]) -> dict[str, int]:
+    """Each phase's milliseconds summed over the batches that read input (every phase any
+    batch reported, the ones in ``PHASES`` first): ``addBatch`` holds the batch's jobs and the
+    sink, the others the driver's own per-batch work around them."""
+    totals: dict[str, int] = {}
+    for p in progress:
+        if int(p.get("numInputRows") or 0) <= 0:
+            continue
+        for name, ms in (p.get("durationMs") or {}).items():
+            totals[name] = totals.get(name, 0) + int(ms)
+    return {n: totals[n] for n in (*PHASES, *sorted(set(totals) - set(PHASES))) if n in totals}
+
+
+
+def stage_totals(spark: Any) -> dict[str, Any]:
+    """What the run's tasks did, summed over every completed stage of the session (Spark's
+    status store, kept with the UI off too): executor CPU and run time, task counts, shuffle
+    bytes and records. The process tree's CPU minus the tasks' CPU is what the driver and the
+    scheduler spent outside tasks."""
+    jvm = spark.sparkContext._jvm
+    store = spark._jsc.sc().statusStore()
+    try:
+        stages = jvm.scala.jdk.javaapi.CollectionConverters.asJava(store.stageList(
+            None, False, False, getattr(store, "stageList$default$4")(),
+            getattr(store, "stageList$default$5")()))
+    except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
+        return {"error": str(exc).splitlines()[0]}
+    out = {"stages": 0, "tasks": 0, "executor_cpu_s": 0.0, "executor_run_s": 0.0,
+           "deserialize_cpu_s": 0.0, "gc_s": 0.0, "shuffle_write_bytes": 0,
+           "shuffle_write_records": 0, "shuffle_write_s": 0.0}
+    for st in stages:
+        if str(st.status()) != "COMPLETE":
+            continue
+        out["stages"] += 1
+        out["tasks"] += int(st.numCompleteTasks())
+        out["executor_cpu_s"] += int(st.executorCpuTime()) / 1e9
+        out["executor_run_s"] += int(st.executorRunTime()) / 1e3
+        out["deserialize_cpu_s"] += int(st.executorDeserializeCpuTime()) / 1e9
+        out["gc_s"] += int(st.jvmGcTime()) / 1e3
+        out["shuffle_write_bytes"] += int(st.shuffleWriteBytes())
+        out["shuffle_write_records"] += int(st.shuffleWriteRecords())
+        out["shuffle_write_s"] += int(st.shuffleWriteTime()) / 1e9
+    return {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
+
+
+
 def start_kafka(base: Path, data: Path, events: int, files: int) -> Any:
     """A broker for the Kafka variants, with the generated events in a 2-partition topic (file
     order, keyed by team); the children find it in their environment."""

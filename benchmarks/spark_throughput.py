@@ -31,6 +31,12 @@ Ratios are reported against both baselines (``ratio_vs_spark_native`` and
 - cpu_s = CPU seconds the driver's process tree (Python driver, JVM, Python workers) spent
   between the query's start and end (JVM start excluded): on a shared machine it is steadier
   than wall time, and events_per_cpu_s / cpu_ratio_vs_spark_native compare work, not waiting;
+- driver_python_cpu_s = the part of cpu_s the driver's Python process spent itself (the
+  runner's polling, ``foreachBatch`` callbacks), not its JVM;
+- phases_ms = each phase of Spark's query progress (``durationMs``: addBatch, queryPlanning,
+  walCommit, ...) summed over the data batches, to compare the driver's per-batch work phase by
+  phase; tasks = the tasks' executor CPU and run time, task and stage counts, shuffle bytes and
+  records from Spark's status store (cpu_s minus the tasks' CPU is the work outside tasks);
 - results: tidemark native panes compared with native Spark's (key, window, sum, count).
 - gate: which gate a tidemark variant ran (``jvm``: Spark SQL + Java functions, no Python
   worker; ``python``: the mapInArrow gate; null: the engine path splits dead letters itself).
@@ -70,7 +76,9 @@ from spark_kafka_variants import (  # noqa: E402  (after the path)
     kafka_options,
     kafka_report,
     late_by_window,
+    phase_totals,
     spark_native_kafka,
+    stage_totals,
     start_kafka,
 )
 
@@ -155,6 +163,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
     else:
         spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
     cpu0 = _tree_cpu_s(os.getpid())
+    py0 = time.process_time()
     started = time.monotonic()
     gate: str | None = None
     if variant in ("spark_native", "spark_native_tuned"):
@@ -178,6 +187,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         ctx = JobContext.create(defn, settings)
         runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
         cpu0 = _tree_cpu_s(os.getpid())
+        py0 = time.process_time()
         started = time.monotonic()
         runner.run()
         q = runner.query
@@ -187,6 +197,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         gate = runner.gate_kind
     elapsed = time.monotonic() - started
     cpu_s = _tree_cpu_s(os.getpid()) - cpu0
+    py_cpu_s = time.process_time() - py0  # the driver's Python process alone (no JVM)
     rows = sum(int(p.get("numInputRows") or 0) for p in progress)
     data_batches = [p for p in progress if int(p.get("numInputRows") or 0) > 0]
     durations = [int(p["durationMs"]["triggerExecution"]) for p in data_batches]
@@ -203,6 +214,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         "events_per_s": round(rows / elapsed, 1) if elapsed else None,
         "cpu_s": round(cpu_s, 1),
         "events_per_cpu_s": round(rows / cpu_s, 1) if cpu_s else None,
+        "driver_python_cpu_s": round(py_cpu_s, 2),
         "steady_events_per_s": round(steady_rows * 1000 / steady_ms, 1) if steady_ms else None,
         "steady_batches": len(steady),
         "batches": len(progress),
@@ -210,7 +222,9 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         "batch_ms_p95": _pct(durations, 95),
         "pane_latency_ms_p50": _pct(emitting or durations, 50),
         "pane_latency_ms_p95": _pct(emitting or durations, 95),
+        "phases_ms": phase_totals(progress),
     }
+    result["tasks"] = stage_totals(spark)  # before the panes are read back
     result["panes"] = _panes(spark, panes_path, variant, work)
     if variant == "tidemark_native_kafka":
         result["late"] = late_by_window(Path(ctx.late_path), work / f"{variant}.late.txt")

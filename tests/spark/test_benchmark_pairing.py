@@ -70,3 +70,19 @@ def test_kafka_variants_pair_with_the_hand_written_kafka_query_on_wall_and_cpu()
     assert mine["vs_spark_native_kafka"] == {"by_round": [0.8, 0.8], "median": 0.8}
     assert mine["vs_spark_native_kafka_per_cpu_s"]["median"] == 0.75
     assert "vs_spark_native" not in mine  # the file baseline did not run
+
+
+def test_phase_totals_sum_the_driver_phases_of_batches_that_read_input() -> None:
+    bench = _bench()
+    progress = [
+        {"numInputRows": 100, "durationMs": {"addBatch": 700, "queryPlanning": 40,
+                                             "triggerExecution": 800, "walCommit": 20}},
+        {"numInputRows": 0, "durationMs": {"latestOffset": 3, "triggerExecution": 3}},
+        {"numInputRows": 50, "durationMs": {"addBatch": 300, "queryPlanning": 10,
+                                            "triggerExecution": 350, "setOffsetRange": 2}},
+    ]
+    totals = bench.phase_totals(progress)
+    # the idle batch (no input) is left out; the known phases come first, others after
+    assert totals == {"triggerExecution": 1150, "addBatch": 1000, "queryPlanning": 50,
+                      "walCommit": 20, "setOffsetRange": 2}
+    assert list(totals)[:3] == ["triggerExecution", "addBatch", "queryPlanning"]
