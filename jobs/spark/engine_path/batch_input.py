@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jobs.engine.records import RecordBatch
@@ -16,18 +16,26 @@ if TYPE_CHECKING:
 
 
 class LazyRecords(Sequence[dict[str, Any]]):
-    """The original records, built only for the few the engine echoes as late output."""
+    """The original records, built only for the few the engine echoes as late output.
 
-    def __init__(self, frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    ``frame``: the records' frame, or a function building it (called at most once, on the
+    first record asked for: most batches echo none, and their source columns then never
+    leave Arrow); ``n``: the number of records, needed with a function."""
+
+    def __init__(self, frame: pd.DataFrame | Callable[[], pd.DataFrame],
+                 columns: Sequence[str], n: int | None = None) -> None:
         self._frame = frame
         self._columns = list(columns)
+        self._n = len(frame) if n is None else n  # type: ignore[arg-type]
 
     def __len__(self) -> int:
-        return len(self._frame)
+        return self._n
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
+        if callable(self._frame):
+            self._frame = self._frame()
         row = self._frame.iloc[int(i)]
         return {c: plain(row[c]) for c in self._columns}
 
@@ -96,9 +104,11 @@ def parsed_keys(texts: list[str]) -> list[Any]:
     return list(map(cache.__getitem__, texts))
 
 
-def record_batch(frame: pd.DataFrame, cfg: HostConfig, processing_time: int) -> RecordBatch:
+def record_batch(frame: pd.DataFrame, cfg: HostConfig, processing_time: int,
+                 records: LazyRecords | None = None) -> RecordBatch:
     """The engine's arrival unit for ``frame`` (usable records only, in arrival order): keys
-    parsed from their JSON text (``parsed_keys``), only aggregations with an input."""
+    parsed from their JSON text (``parsed_keys``), only aggregations with an input; the
+    original records are ``records``, else ``frame``'s source columns."""
     import numpy as np
 
     columns: dict[str, Any] = {}
@@ -109,6 +119,7 @@ def record_batch(frame: pd.DataFrame, cfg: HostConfig, processing_time: int) -> 
         keys=parsed_keys(frame[KEY].tolist()),
         event_times=frame[EVENT_TIME].to_numpy(dtype=np.int64),
         columns=columns,
-        records=LazyRecords(frame, cfg.source_columns),  # type: ignore[arg-type]
+        records=(records if records is not None  # type: ignore[arg-type]
+                 else LazyRecords(frame, cfg.source_columns)),
         processing_time=processing_time,
     )

@@ -10,12 +10,13 @@ import json
 import json.encoder
 import math
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from jobs.engine.records import Pane, jsonable, key_json
 
 if TYPE_CHECKING:
     import pandas as pd
+    from numpy.typing import NDArray
 
     from jobs.engine.vectorized.emission_columns import PaneColumns
 
@@ -189,19 +190,20 @@ def emission_frame(emissions: list[Any], late_counts: list[dict[str, Any]]
 
 
 
-def _column_key_texts(cols: PaneColumns) -> list[str]:
-    """``key_json(jsonable(key))`` per pane from the key codes: the key table's canonical JSON
-    where every key is a str or an int (the same text), else computed once per distinct key."""
+def _column_key_texts(cols: PaneColumns) -> NDArray[Any]:
+    """``key_json(jsonable(key))`` per pane from the key codes (an object array of str): the
+    key table's canonical JSON where every key is a str or an int (the same text), else
+    computed once per distinct key."""
     import numpy as np
 
     codes = cols.key_codes
     uniq, inverse = np.unique(codes, return_inverse=True)
     keys = cols.key_table.object_array()[uniq].tolist()
     if set(map(type, keys)) <= {str, int}:
-        return cols.key_table.json_array()[codes].tolist()
+        return cols.key_table.json_array()[codes]
     texts = np.empty(len(keys), dtype=object)
     texts[:] = [key_json(jsonable(k)) for k in keys]
-    return texts[inverse].tolist()
+    return texts[inverse]
 
 
 def _column_value_texts(cols: PaneColumns) -> list[str]:
@@ -226,47 +228,83 @@ def _column_value_texts(cols: PaneColumns) -> list[str]:
     return list(map(template.__mod__, zip(*lists, strict=True)))
 
 
-def pane_columns(cols: PaneColumns) -> dict[str, list[Any]]:
+Column = Union[list[Any], "NDArray[Any]"]
+"""One output column of columnar panes: an array with the dtype ``_typed`` gives the same
+values as a list (int64, bool, object for str), or a list where ``_typed`` keeps one."""
+
+
+def _objects(values: list[Any]) -> NDArray[Any]:
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def pane_columns(cols: PaneColumns) -> dict[str, Column]:
     """The output rows of columnar panes (``seq`` from 0), exactly as ``emission_columns``
-    builds them from the same panes as objects."""
-    from jobs.engine.vectorized.columns import _wm_or_none
+    builds them from the same panes as objects, each column already as the array ``_typed``
+    makes of that list (no round trip through Python values for the number columns)."""
+    import numpy as np
+
+    from jobs.engine.vectorized.columns import WM_INF, WM_NONE, _wm_or_none
     from jobs.engine.vectorized.emission_columns import TIMINGS
 
     m = len(cols)
-    out: dict[str, list[Any]] = {"kind": ["pane"] * m, "seq": list(range(m)),
-                                 "key": _column_key_texts(cols)}
-    out["window_start"] = [None] * m if cols.window_start is None else cols.window_start.tolist()
-    out["window_end"] = [None] * m if cols.window_end is None else cols.window_end.tolist()
+    i64 = np.int64
+    out: dict[str, Column] = {"kind": _objects(["pane"] * m),
+                              "seq": np.arange(m, dtype=i64),
+                              "key": _column_key_texts(cols)}
+    out["window_start"] = [None] * m if cols.window_start is None else cols.window_start.astype(i64)
+    out["window_end"] = [None] * m if cols.window_end is None else cols.window_end.astype(i64)
     if cols.first_event_time is None or cols.last_event_time is None:
         out["first_event_time"] = [None] * m
         out["last_event_time"] = [None] * m
     else:
-        out["first_event_time"] = cols.first_event_time.tolist()
-        out["last_event_time"] = cols.last_event_time.tolist()
-    names = list(TIMINGS)
-    out["timing"] = [names[t] for t in cols.timing.tolist()]
-    out["pane_index"] = cols.pane_index.tolist()
-    out["is_first"] = cols.is_first.tolist()
-    out["is_last"] = cols.is_last.tolist()
-    out["retraction"] = cols.retraction.tolist()
-    out["values"] = _column_value_texts(cols)
-    out["emitted_at"] = cols.emitted_at.tolist()
-    out["watermark"] = list(map(_wm_or_none, cols.watermark.tolist()))
+        out["first_event_time"] = cols.first_event_time.astype(i64)
+        out["last_event_time"] = cols.last_event_time.astype(i64)
+    out["timing"] = np.array(TIMINGS, dtype=object)[cols.timing]
+    out["pane_index"] = cols.pane_index.astype(i64)
+    out["is_first"] = cols.is_first.astype(bool)
+    out["is_last"] = cols.is_last.astype(bool)
+    out["retraction"] = cols.retraction.astype(bool)
+    out["values"] = _objects(_column_value_texts(cols))
+    out["emitted_at"] = cols.emitted_at.astype(i64)
+    wm = cols.watermark
+    if bool(((wm == WM_INF) | (wm == WM_NONE)).any()):
+        out["watermark"] = list(map(_wm_or_none, wm.tolist()))
+    else:
+        out["watermark"] = wm.astype(i64)
     out["payload"] = [None] * m
     return {c: out[c] for c in OUT_COLUMNS}
+
+
+def _joined(parts: list[Column]) -> Any:
+    """Several calls' pieces of one column as one column for pandas: the arrays joined when
+    every piece is an array of one dtype, else the values as one list through ``_typed``."""
+    import numpy as np
+
+    arrays = [p for p in parts if isinstance(p, np.ndarray)]
+    if len(arrays) == len(parts) and len({a.dtype for a in arrays}) == 1:
+        return np.concatenate(arrays)
+    values: list[Any] = []
+    for p in parts:
+        values.extend(p.tolist() if isinstance(p, np.ndarray) else p)
+    return _typed(values)
 
 
 def pane_frame(parts: list[PaneColumns]) -> pd.DataFrame | None:
     """The output rows of several calls' columnar panes, in order (``None`` when there are
     none): the frame ``emission_frame`` builds from the same panes as objects."""
+    import numpy as np
     import pandas as pd
 
     built = [pane_columns(p) for p in parts if len(p)]
     if not built:
         return None
     if len(built) == 1:
-        cols = built[0]
+        cols = {c: v if isinstance(v, np.ndarray) else _typed(v) for c, v in built[0].items()}
     else:
-        cols = {c: [v for b in built for v in b[c]] for c in OUT_COLUMNS}
-        cols["seq"] = list(range(len(cols["seq"])))
-    return pd.DataFrame({c: _typed(cols[c]) for c in OUT_COLUMNS}, columns=OUT_COLUMNS)
+        cols = {c: _joined([b[c] for b in built]) for c in OUT_COLUMNS}
+        cols["seq"] = np.arange(len(cols["seq"]), dtype=np.int64)
+    return pd.DataFrame(cols, columns=OUT_COLUMNS)

@@ -67,17 +67,32 @@ def unpack_frame(chunks: Iterator[pd.DataFrame], timezone: str) -> pd.DataFrame:
     last column: :data:`PACKED`) as one pandas frame, in their order, with the dtypes pyspark's
     unpacked path gave: pyspark's Arrow-to-pandas conversion, then integers as int64 and
     floats as float64 (pyspark rebuilt its frames from Python values, which widened both)."""
-    import pandas as pd
+    return table_frame(unpack_table(chunks), timezone)
+
+
+def unpack_table(chunks: Iterator[pd.DataFrame]) -> pa.Table:
+    """The records of a bucket's packed rows as one Arrow table (one chunk), in their order."""
     import pyarrow as pa
-    from pyspark.sql.conversion import ArrowBatchTransformer
 
     tables = []
     for chunk in chunks:
         for blob in chunk.iloc[:, -1].tolist():
             tables.append(pa.ipc.open_stream(pa.py_buffer(blob)).read_all())
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-    batch = table.combine_chunks().to_batches()
-    data = batch[0] if len(batch) == 1 else pa.Table.from_batches(batch).combine_chunks()
+    return table.combine_chunks()
+
+
+def table_frame(table: pa.Table, timezone: str) -> pd.DataFrame:
+    """``table`` as the pandas frame :func:`unpack_frame` gives (columns numbered). Each column
+    is converted on its own, so the frame of some of a table's columns holds exactly those
+    columns of the whole table's frame."""
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql.conversion import ArrowBatchTransformer
+
+    batch = table.to_batches()
+    data = (batch[0] if len(batch) == 1
+            else pa.Table.from_batches(batch, schema=table.schema).combine_chunks())
     series = [_widened(s) for s in ArrowBatchTransformer.to_pandas(data, timezone=timezone)]
     return pd.concat(series, axis=1, ignore_index=True)
 

@@ -33,7 +33,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from jobs.engine import make_engine
 from jobs.engine.protocol import WindowingEngine
-from jobs.spark.engine_path.batch_input import record_batch
+from jobs.spark.engine_path.batch_input import LazyRecords, record_batch
 from jobs.spark.engine_path.config import ARRIVAL, DEAD, STATE_NAME, HostConfig, engine_mode
 from jobs.spark.engine_path.dead_letters import dead_letter_lines
 from jobs.spark.engine_path.engine_cache import cache_key, remember, take_cached
@@ -44,7 +44,8 @@ from jobs.spark.engine_path.engine_calls import (
     output_frame,
     split_output,
 )
-from jobs.spark.engine_path.packing import unpack_frame
+from jobs.spark.engine_path.input_table import FrameOnce, arrival_order, engine_frame
+from jobs.spark.engine_path.packing import unpack_table
 from jobs.spark.engine_path.profiling import phase, task_profile
 from jobs.spark.engine_path.state_blob import blob_token, encode_engine, restore_engine
 
@@ -173,15 +174,18 @@ class EngineProcessor(StatefulProcessor):
         cfg = self.cfg
         prof = self.prof
         with phase(prof, "input_frames"):
-            frame = unpack_frame(rows, cfg.timezone)
-        # the unpacked frame's columns are numbered: name them by position
-        frame.columns = list(cfg.input_columns)
+            table = unpack_table(rows)
         if cfg.order_columns:
             # the shuffle does not keep the batch's arrival order: restore it (files:
             # modification time, path, position; docs/semantics.md, "Spark")
             with phase(prof, "arrival_order"):
-                frame = frame.sort_values(list(cfg.order_columns), kind="stable",
-                                          ignore_index=True)
+                table = arrival_order(table, cfg)
+        with phase(prof, "input_frames"):
+            # only the columns the engine reads leave Arrow; the whole frame (the source
+            # columns a late record or dead letter echoes) is built only when one is asked for
+            frame = engine_frame(table, cfg)
+        records: LazyRecords | None = None
+        whole = FrameOnce(table, cfg)
         if cfg.source_kinds is not None:  # dead letters are split off here, not by the gate
             if cfg.arrival:  # the gate's arrival mark: max over all records, dead too
                 a = frame[ARRIVAL].max()
@@ -190,10 +194,12 @@ class EngineProcessor(StatefulProcessor):
             dead = frame[DEAD].notna().to_numpy()
             if dead.any():
                 self.side.setdefault("dead_letters", []).extend(
-                    dead_letter_lines(frame[dead], cfg))
+                    dead_letter_lines(whole()[dead], cfg))
                 frame = frame[~dead].reset_index(drop=True)
                 if frame.empty:  # nothing for the engine: state and timer untouched, as
                     return None  # if the gate had dropped them
+                whole = whole.without(dead)
+        records = LazyRecords(whole, cfg.source_columns, len(frame))
         eng = self._load(key)
         with phase(prof, "catch_up"):
             out = self._catch_up(eng, timer_values)
@@ -202,7 +208,7 @@ class EngineProcessor(StatefulProcessor):
         else:
             pt = int(timer_values.getCurrentProcessingTimeInMs())
         with phase(prof, "record_batch"):
-            batch = record_batch(frame, cfg, pt)
+            batch = record_batch(frame, cfg, pt, records)
         with phase(prof, "ingest"):
             out.append(ingest(eng, batch))
         return self._finish(out, eng, key, timer_values)
