@@ -188,7 +188,7 @@ class SlidingKernelEngine(SlidingState):
             cand = tmax - self._delay
             if self.wm is None or cand > self.wm:
                 self.wm = cand
-        panes = self._fire(np.unique(codes))
+        panes = self._fire(codes)  # the unit's keys (repeats allowed)
         if len(self.objs) > 65536:
             self._compact_objs()
         return self._output(late, panes)

@@ -157,8 +157,10 @@ class SlidingArrays(HandsOver):
 
     def _add_due(self, slots: I64, deadlines: I64, passed: bool) -> None:
         """Windows onto the close run (``passed`` False) or the expiry run: the new ones
-        sorted once, then merged with the pending run (sequential, no per-window heap step)."""
-        o = np.argsort(deadlines, kind="stable")
+        sorted once, then merged with the pending run (sequential, no per-window heap step).
+        The order among equal deadlines is not observable (a call's panes are ordered
+        afterwards), so the sort need not be stable."""
+        o = np.argsort(deadlines)
         if passed:
             self.xexp, self.xslot = K.merge_due(self.xexp, self.xslot, deadlines[o], slots[o])
         else:
