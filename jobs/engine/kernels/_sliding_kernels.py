@@ -165,8 +165,9 @@ def ingest_unit(
             reason = -1
             if event_basis and wm_known and t < wm0:
                 reason = BEFORE_WM
-            else:
-                # every window expired: the record has no effect (its late lines only)
+            elif t - size <= hz1:
+                # every window expired: the record has no effect (its late lines only); the
+                # latest start mx is >= t - size, so this needs t - size <= hz1
                 mx = t - size
                 qb = _brt(out_t, lo, hi, t + size) - 1
                 if (qb >= lo and out_t[qb] >= t and out_t[qb] > horizon
@@ -213,7 +214,7 @@ def ingest_unit(
             hi += 1
             pos += 1
             # late lines of expired windows, accepted-late counts of closed ones
-            if cl > -(2**62):
+            if t - size <= cl:  # every start is >= t - size: none closed otherwise
                 buf, k = _starts(out_t, lo, hi, t, size, horizon, cl, buf)
                 for q in range(k):
                     s = buf[q]
@@ -567,3 +568,82 @@ def late_window_counts(codes, drop_idx, drop_start, acc_idx, acc_start, late_acc
         os_[nd + q] = acc_start[q]
         oa[nd + q] = 1
     return oc, os_, oa, od
+
+
+@njit(cache=True)
+def relay(perm, S, seq0, old_seq, old_valid, valid, old_vi, vi, old_vf, vf, old_isf, isf,
+          old_ref, ref):
+    """The held records' arrays in the new CSR order ``perm`` of :func:`ingest_unit` (ids
+    below ``S`` are old records, ``S + i`` the unit's record ``i``, arrival sequence
+    ``seq0 + i``), in one pass that also writes the prefix sums (valid count, int sum wrapping
+    modulo 2**64, float count) and, per aggregation, the sum of |int input| over the held
+    records (the bound the int-sum check uses)."""
+    R = len(perm)
+    m = old_valid.shape[0]
+    rseq = np.empty(R, dtype=np.int64)
+    for k in range(R):
+        p = perm[k]
+        rseq[k] = old_seq[p] if p < S else seq0 + (p - S)
+    rvalid = np.empty((m, R), dtype=np.bool_)
+    rvi = np.empty((m, R), dtype=np.int64)
+    rvf = np.empty((m, R), dtype=np.float64)
+    risf = np.empty((m, R), dtype=np.bool_)
+    rref = np.empty((m, R), dtype=np.int64)
+    pc = np.zeros((m, R + 1), dtype=np.int64)
+    pi = np.zeros((m, R + 1), dtype=np.int64)
+    pf = np.zeros((m, R + 1), dtype=np.int64)
+    absum = np.zeros(m, dtype=np.float64)
+    for j in range(m):
+        c = np.int64(0)
+        si = np.int64(0)
+        f = np.int64(0)
+        ab = 0.0
+        for k in range(R):
+            p = perm[k]
+            if p < S:
+                va = old_valid[j, p]
+                x = old_vi[j, p]
+                y = old_vf[j, p]
+                fl = old_isf[j, p]
+                r = old_ref[j, p]
+            else:
+                i = p - S
+                va = valid[j, i]
+                x = vi[j, i]
+                y = vf[j, i]
+                fl = isf[j, i]
+                r = ref[j, i]
+            rvalid[j, k] = va
+            rvi[j, k] = x
+            rvf[j, k] = y
+            risf[j, k] = fl
+            rref[j, k] = r
+            ab += abs(np.float64(x))
+            if va:
+                c += 1
+                if fl:
+                    f += 1
+                else:
+                    si += x
+            pc[j, k + 1] = c
+            pi[j, k + 1] = si
+            pf[j, k + 1] = f
+        absum[j] = ab
+    return rseq, rvalid, rvi, rvf, risf, rref, pc, pi, pf, absum
+
+
+@njit(cache=True)
+def by_key(codes, n_keys):
+    """Positions of ``codes`` grouped by key code, in their order within a key (a counting
+    sort: O(len(codes) + n_keys))."""
+    off = np.zeros(n_keys + 1, dtype=np.int64)
+    for c in codes:
+        off[c + 1] += 1
+    for c in range(n_keys):
+        off[c + 1] += off[c]
+    out = np.empty(len(codes), dtype=np.int64)
+    for i in range(len(codes)):
+        c = codes[i]
+        out[off[c]] = i
+        off[c] += 1
+    return out

@@ -46,6 +46,7 @@ from jobs.engine.kernels.sliding_arrays import (
     TIME_LIMIT,
     WatermarkMode,
     _clamp,
+    _order,
 )
 from jobs.engine.kernels.sliding_state import SlidingKernelState, SlidingState
 from jobs.engine.records import Emission, RecordBatch
@@ -138,7 +139,7 @@ class SlidingKernelEngine(SlidingState):
         self.objs.extend(objs)
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
-        order = np.argsort(codes, kind="stable")
+        order = K.by_key(codes, len(self.keys))
         size, al = self._size, self._al
         known = self.wm is not None
         if known:
@@ -157,14 +158,11 @@ class SlidingKernelEngine(SlidingState):
         )
         # the new held records
         self.kstart, self.kend, self.rt = kstart, kend, rt
-        self.rseq = np.concatenate([self.rseq, np.arange(seq0, seq0 + n, dtype=np.int64)])[perm]
-        self.rvalid = np.concatenate([self.rvalid, valid], axis=1)[:, perm]
-        self.rvi = np.concatenate([self.rvi, vi], axis=1)[:, perm]
-        self.rvf = np.concatenate([self.rvf, vf], axis=1)[:, perm]
-        self.risf = np.concatenate([self.risf, isf], axis=1)[:, perm]
-        self.rref = np.concatenate([self.rref, ref], axis=1)[:, perm]
-        self._prefix()
-        self.held_abs = self._held_abs()
+        (self.rseq, self.rvalid, self.rvi, self.rvf, self.risf, self.rref, self.pc, self.pi,
+         self.pf, absum) = K.relay(perm, len(self.rseq), seq0, self.rseq, self.rvalid, valid,
+                                   self.rvi, vi, self.rvf, vf, self.risf, isf, self.rref, ref)
+        self.held_abs = max((float(absum[j]) for j, fn in enumerate(self._fns)
+                             if fn in ("sum", "mean")), default=0.0)
         self.seq += n
         # the new windows, due at their close
         nw = len(win_start)
@@ -190,7 +188,7 @@ class SlidingKernelEngine(SlidingState):
             cand = tmax - self._delay
             if self.wm is None or cand > self.wm:
                 self.wm = cand
-        panes = self._fire(np.unique(codes))
+        panes = self._fire(codes)  # the unit's keys (repeats allowed)
         if len(self.objs) > 65536:
             self._compact_objs()
         return self._output(late, panes)
@@ -390,8 +388,7 @@ class SlidingKernelEngine(SlidingState):
         if len(slots):
             k = self.wkey[slots]
             s = self.wstart[slots]
-            order = np.lexsort((s, self.keys.json_rank()[k], s))
-            slots = slots[order]
+            slots = slots[_order(s, self.keys.json_rank()[k])]
             vals = self._window_values(slots)
             panes = self._pane_columns(slots, vals)
         keys = np.flatnonzero(visited)

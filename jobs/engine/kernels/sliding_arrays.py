@@ -38,6 +38,20 @@ def _clamp(v: int) -> int:
     return min(max(v, -FAR), FAR)
 
 
+def _order(major: I64, minor: I64) -> I64:
+    """``np.lexsort((minor, major))``: one stable argsort of ``major * span + minor`` when
+    that fits int64, else the lexsort (both stable: the same permutation). Timsort finds the
+    runs of nearly sorted input (windows pop nearly by start), many times faster than the
+    lexsort's two passes."""
+    if len(major) < 2:
+        return np.arange(len(major), dtype=np.int64)
+    lo, mlo = int(minor.min()), int(major.min())
+    span = int(minor.max()) - lo + 1
+    if (int(major.max()) - mlo + 1) * span >= 2**62:
+        return np.lexsort((minor, major))
+    return np.argsort((major - mlo) * span + (minor - lo), kind="stable")
+
+
 class SlidingArrays(HandsOver):
     """Configuration and array state of a sliding kernel engine."""
 
@@ -143,8 +157,10 @@ class SlidingArrays(HandsOver):
 
     def _add_due(self, slots: I64, deadlines: I64, passed: bool) -> None:
         """Windows onto the close run (``passed`` False) or the expiry run: the new ones
-        sorted once, then merged with the pending run (sequential, no per-window heap step)."""
-        o = np.argsort(deadlines, kind="stable")
+        sorted once, then merged with the pending run (sequential, no per-window heap step).
+        The order among equal deadlines is not observable (a call's panes are ordered
+        afterwards), so the sort need not be stable."""
+        o = np.argsort(deadlines)
         if passed:
             self.xexp, self.xslot = K.merge_due(self.xexp, self.xslot, deadlines[o], slots[o])
         else:
@@ -197,9 +213,10 @@ class SlidingArrays(HandsOver):
         return out
 
     def _window_values(self, slots: I64) -> tuple[Any, ...]:
-        """``K.window_values`` of ``slots`` (in that order): computed by key and start, then
-        put back in the order of ``slots``."""
-        order = np.lexsort((self.wstart[slots], self.wkey[slots]))
+        """``K.window_values`` of ``slots`` (in that order): computed by key (in the order of
+        ``slots`` within a key: by start for the callers, which makes the records' reads
+        sequential), then put back in the order of ``slots``."""
+        order = K.by_key(self.wkey[slots], len(self.keys))
         return K.window_values(
             slots[order], order, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
             self.rseq, self._kinds, self.rvalid, self.rvi, self.rvf, self.risf, self.pc,
