@@ -32,7 +32,14 @@ def qualification_problems(defn: Definition) -> list[str]:
     kind = kind_class(defn.window.type)
     if not issubclass(kind, KERNEL_WINDOWS):
         problems.append(f"window.type: {defn.window.type} has no kernel engine")
-    if defn.trigger.emit != "final" and kind is not Session:
+    if defn.trigger.emit != "final" and kind is Sliding:
+        # sliding windows with triggers: count-based early / late parts, on time (any mode)
+        for part in ("early", "late"):
+            p = getattr(defn.trigger, part)
+            if p is not None and p.kind != "count":
+                problems.append(f"trigger.{part}: {p.kind} has no kernel engine for sliding "
+                                "windows (count only)")
+    elif defn.trigger.emit != "final" and kind is not Session:
         problems.append(f"trigger.emit: {defn.trigger.emit} has no kernel engine (final only)")
     if defn.uses_processing_time and kind is not Session:
         problems.append("event_time: the processing clock has no kernel engine (session "
