@@ -26,7 +26,7 @@ from tests.engine_kernels.strategies import TRIGGERS, event_logs
 from tests.engine_kernels.test_session_vs_engine import _batch, _run, check_replay_lines
 from tests.engine_kernels.test_sliding_vs_engine import sliding_definitions, units
 
-SETTINGS = settings(max_examples=40, deadline=None,
+SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -10,7 +10,12 @@ min, max, mean, first, last; for final sessions also collect and count_distinct)
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
-more pass). Anything else runs on the general engine.
+more pass). Sliding windows also run with triggers whose parts fire on counts of elements
+(``emit: current``; ``custom`` with ``early {count}``, ``on_time``, ``late {count}``; any
+accumulation mode): each window keeps accumulators that a record updates inside the kernel
+pass, and each record's count panes fire right after it (:mod:`.sliding_triggers`); sliding
+windows with processing-time parts (``after``, ``every``) are refused, naming
+``trigger.early`` / ``trigger.late``. Anything else runs on the general engine.
 """
 
 from __future__ import annotations

@@ -434,6 +434,7 @@ class SlidingTriggerEngine(HandsOver):
                 ka = self.keys.get(kj)
                 if ka is not None and ka.deadline == d:
                     visited[kj] = ka
+                    ka.deadline = FAR + 1  # its next deadline gets a fresh heap entry
         wm_out = None if self.ended else self.wm
         rows: list[tuple[int, str, list[Emission]]] = []
         for kj, ka in visited.items():
