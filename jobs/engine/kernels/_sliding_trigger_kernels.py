@@ -418,26 +418,28 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, discarding
     PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
     GONE = np.zeros(max(n_w, 1), dtype=np.int64)
     n_p = n_g = 0
-    w = 0
-    while w < n_w:
+    keep = 0  # the surviving windows move down in one pass (no shift per removal)
+    for w in range(n_w):
         close = W[w, W_START] + size + 1
         due = ended or (wm_known and wm0 >= (close + al if W[w, W_PASSED] != 0 else close))
-        if not due:
-            w += 1
-            continue
-        before = n_p
-        PR, PW, PF, n_p, dead = _run_window(
-            W, WF, w, -1, wm_known, wm0, ended, size, al, early_n, late_n, at_end, False,
-            discarding, kinds, PR, PW, PF, n_p)
-        if dead:
-            if n_p > before:
-                PR[n_p - 1, P_GONE] = 1
-            else:
-                GONE[n_g] = W[w, W_START]
-                n_g += 1
-            n_w = _remove_window(W, WF, n_w, w)
-        else:
-            w += 1
+        dead = False
+        if due:
+            before = n_p
+            PR, PW, PF, n_p, dead = _run_window(
+                W, WF, w, -1, wm_known, wm0, ended, size, al, early_n, late_n, at_end, False,
+                discarding, kinds, PR, PW, PF, n_p)
+            if dead:
+                if n_p > before:
+                    PR[n_p - 1, P_GONE] = 1
+                else:
+                    GONE[n_g] = W[w, W_START]
+                    n_g += 1
+        if not dead:
+            if keep != w:
+                W[keep] = W[w]
+                WF[keep] = WF[w]
+            keep += 1
+    n_w = keep
     k = 0
     while k < n_h and (ended or (wm_known and wm0 >= RT[k, R_T] + size + 2 + al)):
         k += 1

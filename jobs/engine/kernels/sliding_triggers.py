@@ -250,7 +250,7 @@ class SlidingTriggerEngine(HandsOver):
                     "key": ka.key, "window_start": s, "window_end": s + size,
                     "elements": int(row[K.W_ELEM]), "pending": int(row[K.W_PEND]),
                     "panes_emitted": int(row[K.W_EMIT]),
-                    "values": self._values(ka, row, ka.WF[w]),
+                    "values": self._values(ka, row.tolist(), ka.WF[w].tolist()),
                     "first_event_time": int(row[K.W_FIRST]),
                     "last_event_time": int(row[K.W_LAST]),
                 })
@@ -355,9 +355,9 @@ class SlidingTriggerEngine(HandsOver):
                 records[rec] if records is not None else None))
             self._count_late(ka, s, dropped=1)
 
-    def _values(self, ka: KeyArrays, row: NDArray[np.int64],
-                frow: NDArray[np.float64]) -> dict[str, Any]:
-        """``aggregates.result`` of each aggregation of one window (or pane) row."""
+    def _values(self, ka: KeyArrays, row: list[int], frow: list[float]) -> dict[str, Any]:
+        """``aggregates.result`` of each aggregation of one window (or pane) row (as
+        lists: indexing numpy rows per field costs more than the conversion)."""
         out: dict[str, Any] = {}
         objs = ka.objs
         for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
@@ -386,10 +386,11 @@ class SlidingTriggerEngine(HandsOver):
         size = self._size
         key = ka.key
         lp = ka.lp
+        pw, pf = PW.tolist(), PF.tolist()
         for i, (rec, s, timing, idx, is_last, gone) in enumerate(PR.tolist()):
-            row = PW[i]
-            values = self._values(ka, row, PF[i])
-            first_t, last_t = int(row[K.W_FIRST]), int(row[K.W_LAST])
+            row = pw[i]
+            values = self._values(ka, row, pf[i])
+            first_t, last_t = row[K.W_FIRST], row[K.W_LAST]
             ems: list[Emission] = []
             if self._retracting:
                 old = lp.get(s)
