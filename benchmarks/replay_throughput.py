@@ -31,7 +31,7 @@ Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.
 ``session_final_key_scope`` (per-key watermarks), ``session_count_triggers_key_scope`` /
 ``session_count_triggers_key_idle`` (count triggers, retracting, per-key watermarks, without /
 with idle advance), ``session_final_processing`` (the processing clock),
-``sliding_final``), measured like the
+``sliding_final``, ``sliding_count_triggers_retracting``), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
@@ -71,7 +71,11 @@ from jobs.definition.model import (  # noqa: E402
     Window,
 )
 from jobs.engine.engine import Engine  # noqa: E402
-from jobs.engine.kernels import SessionKernelEngine, SlidingKernelEngine  # noqa: E402
+from jobs.engine.kernels import (  # noqa: E402
+    SessionKernelEngine,
+    SlidingKernelEngine,
+    SlidingTriggerEngine,
+)
 from jobs.engine.kernels import qualifies as kernel_qualifies  # noqa: E402
 from jobs.engine.records import RecordBatch  # noqa: E402
 from jobs.engine.vectorized import VectorizedEngine, qualifies  # noqa: E402
@@ -160,6 +164,9 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
                               **common, "watermark": Watermark(strategy="source", delay=0)})
+    if case == "sliding_count_triggers_retracting":
+        return Definition(window=Window("sliding", size=5 * MIN), trigger=counted,
+                          accumulation="retracting", **common)
     if case == "session_count_triggers_retracting":
         return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
                           accumulation="retracting", **common)
@@ -205,6 +212,8 @@ CASES = [
     # processing clock: the compiled session engine
     "session_count_triggers_key_scope", "session_count_triggers_key_idle",
     "session_final_processing",
+    # sliding windows with count triggers: the compiled SlidingTriggerEngine
+    "sliding_count_triggers_retracting",
 ]
 
 
@@ -288,7 +297,9 @@ def run_case(case: str, engine_kind: str, n: int, n_keys: int, batch: int, key_k
         return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}
     if engine_kind == "kernels" and not kernel_qualifies(defn):
         return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}
-    kernel = SlidingKernelEngine if defn.window.type == "sliding" else SessionKernelEngine
+    kernel: Any = SessionKernelEngine
+    if defn.window.type == "sliding":
+        kernel = SlidingKernelEngine if defn.trigger.emit == "final" else SlidingTriggerEngine
     cls: Any = {"vectorized": fast, "kernels": kernel}.get(engine_kind, Engine)
     if engine_kind in ("kernels", "vectorized") and cls is not VectorizedEngine:
         cls(defn).ingest(batches[0])  # compiled code loaded (numba's cache) before timing
@@ -410,7 +421,7 @@ def main() -> None:
             for key_kind in ("str", "int"):
                 for tj in ("0", "1"):
                     plan.append((case, "kernels", args.events, key_kind, tj))
-        cap = args.sliding_cap if case == "sliding_final" else args.general_cap
+        cap = args.sliding_cap if case.startswith("sliding") else args.general_cap
         n_general = args.events if qualifies(definition(case)) else min(args.events, cap)
         if fast_engine(definition(case)) is TriggeredEngine:
             n_general = min(args.events, args.general_cap)

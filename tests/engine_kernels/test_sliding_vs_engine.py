@@ -25,7 +25,7 @@ from jobs.definition.model import (
     Window,
 )
 from jobs.engine import Engine, make_engine
-from jobs.engine.kernels import SlidingKernelEngine
+from jobs.engine.kernels import SlidingKernelEngine, SlidingTriggerEngine
 from jobs.engine.records import RecordBatch
 from tests.engine_kernels.strategies import AGG_CHOICES, KEYS, VALUES, event_logs
 from tests.engine_kernels.test_session_vs_engine import check_replay_lines
@@ -183,8 +183,10 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
                       aggregations=(Aggregation("n", "count"),), trigger=Trigger(emit="final"))
     assert isinstance(make_engine(base), SlidingKernelEngine)
     assert type(make_engine(base, vectorized=False)) is Engine
+    # count triggers: the compiled engine of sliding windows with triggers
+    assert isinstance(make_engine(replace(base, trigger=Trigger(emit="current"))),
+                      SlidingTriggerEngine)
     for other in (
-        replace(base, trigger=Trigger(emit="current")),
         replace(base, watermark=Watermark(scope="key")),
         replace(base, aggregations=(Aggregation("c", "collect", "x"),)),
     ):

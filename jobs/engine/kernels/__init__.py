@@ -1,6 +1,7 @@
 """Compiled (numba) engines for the window kinds the vectorized engine does not cover:
 session windows (:class:`SessionKernelEngine`) and KIP-450 sliding windows
-(:class:`SlidingKernelEngine`), with the general engine's API, output and snapshot format.
+(:class:`SlidingKernelEngine`; with count triggers :class:`SlidingTriggerEngine`), with the
+general engine's API, output and snapshot format.
 ``qualifies(defn)`` says whether ``make_engine`` may pick one."""
 
 from __future__ import annotations
@@ -13,17 +14,21 @@ from jobs.engine.engine import WatermarkMode
 from jobs.engine.kernels.qualify import qualification_problems, qualifies
 from jobs.engine.kernels.session import SessionKernelEngine, SessionKernelState
 from jobs.engine.kernels.sliding import SlidingKernelEngine, SlidingKernelState
+from jobs.engine.kernels.sliding_triggers import SlidingTriggerEngine
 
 __all__ = [
     "SessionKernelEngine", "SessionKernelState", "SlidingKernelEngine", "SlidingKernelState",
+    "SlidingTriggerEngine",
     "kernel_engine", "qualification_problems", "qualifies",
 ]
 
 
 def kernel_engine(
     defn: Definition, state: Any = None, watermark: WatermarkMode = "internal"
-) -> SessionKernelEngine | SlidingKernelEngine:
+) -> SessionKernelEngine | SlidingKernelEngine | SlidingTriggerEngine:
     """The kernel engine for a qualifying ``defn`` (the caller checked ``qualifies``)."""
+    if kind_class(defn.window.type) is Sliding and defn.trigger.emit != "final":
+        return SlidingTriggerEngine(defn, state=state, watermark=watermark)
     if kind_class(defn.window.type) is Sliding:
         return SlidingKernelEngine(defn, state=state, watermark=watermark)
     return SessionKernelEngine(defn, state=state, watermark=watermark)

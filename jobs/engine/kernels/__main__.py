@@ -1,5 +1,6 @@
 """``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final,
-triggered, with processing-time timers and with per-key watermarks, final and triggered; sliding windows; triggered fixed windows) into numba's cache (``make
+triggered, with processing-time timers and with per-key watermarks, final and triggered; sliding
+windows, final and with count triggers; triggered fixed windows) into numba's cache (``make
 install`` runs it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from jobs.definition.model import (
 )
 from jobs.engine.kernels.session import SessionKernelEngine
 from jobs.engine.kernels.sliding import SlidingKernelEngine
+from jobs.engine.kernels.sliding_triggers import SlidingTriggerEngine
 from jobs.engine.records import RecordBatch
 from jobs.engine.vectorized.triggered import TriggeredEngine
 
@@ -93,6 +95,17 @@ def warm() -> int:
                 [3, 60, 0]), columns=cols, processing_time=2)))
             leng.open_windows()
             n += len(leng.end_of_input())
+    slide_trig = Definition(  # sliding windows with count triggers (one signature set)
+        name="warm", key="k", event_time="t", window=Window("sliding", size=10),
+        aggregations=(Aggregation("n", "count"), Aggregation("s", "sum", "x"),
+                      Aggregation("f", "first", "x")),
+        trigger=Trigger(emit="current"), accumulation="retracting",
+    )
+    steng = SlidingTriggerEngine(slide_trig)
+    for pt, values in ((1, [1, 2, 3]), (2, [1.5, 2, 0.5])):
+        n += len(steng.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
+            [1, 5, 30]) * pt, columns={"s": values, "f": values}, processing_time=pt)))
+    n += len(steng.end_of_input())
     for accumulation in ("discarding", "accumulating", "retracting"):
         fixed = Definition(
             name="warm", key="k", event_time="t", window=Window("tumbling", size=10),

@@ -1,0 +1,464 @@
+"""Compiled (numba) kernels of KIP-450 sliding windows that fire more than once (count-based
+early and late triggers, ON_TIME at the window end; discarding, accumulating, retracting),
+on one key's arrays (:mod:`.sliding_triggers` holds them).
+
+The rules are the general engine's (``Assigner._apply_sliding``, ``Firing._fire_window``)
+under a global watermark ``wm0`` that does not move within an arrival unit:
+
+* per record (arrival order): a record behind the watermark (event basis) joins nothing and
+  is dropped from every window the held records give it; otherwise it is held, dropped if
+  every window containing it has expired, else it joins (or creates, from the held records)
+  each of its live windows and opens its right window ``[t+1, t+1+size]`` when that holds a
+  record. With ``step`` (a count trigger: the general engine runs the key's windows after
+  each record) the windows the record touched run right after it, in start order (the
+  key's other windows ran after their own last change at the same watermark);
+* per key whose windows' deadlines the new watermark reached (``fire_due``): each due window,
+  in start order, passes (ON_TIME unless born late), expires (the pending pane) or fires its
+  late count; then the held records no window needs any more are forgotten.
+
+Layouts. A held record is a row of ``RT`` (event time, arrival sequence, then per aggregation
+valid, int value, is float, object ref) and ``RF`` (float value per aggregation), sorted by
+(time, sequence). A window is a row of ``W`` (``W_*`` columns, then per aggregation the
+``A_*`` accumulator fields) and ``WF`` (float sum, float extreme per aggregation), sorted by
+start. A pane row copies the window's rows at emission (``P_*`` columns in ``PR``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+COUNT, SUM, MIN, MAX, MEAN, FIRST, LAST = 0, 1, 2, 3, 4, 5, 6
+"""Aggregation codes (``FN_CODES`` in sliding_triggers.py maps the names)."""
+EARLY, ON_TIME, LATE = 0, 1, 2
+BEFORE_WM, EXPIRED = 0, 1
+"""Reasons of a dropped record's late rows."""
+
+R_T, R_SEQ, R_AGG = 0, 1, 2
+R_WIDTH = 4
+"""Per aggregation in ``RT``: valid, int value, is float, object ref."""
+W_START, W_BORN, W_ELEM, W_PEND, W_EMIT, W_PASSED, W_BLATE, W_FIRST, W_LAST = range(9)
+W_AGG = 9
+A_CNT, A_ISUM, A_ISF, A_EI, A_EISF, A_HAS, A_OT, A_OSEQ, A_OREF = range(9)
+A_WIDTH = 9
+P_REC, P_START, P_TIMING, P_INDEX, P_LAST, P_GONE = range(6)
+P_WIDTH = 6
+"""A pane row: record (-1: none), start, timing, pane index, is last, the window is gone."""
+
+
+@njit(cache=True)
+def _grow_i(a, need):
+    if need <= a.shape[0]:
+        return a
+    b = np.zeros((max(need, 2 * a.shape[0] + 4), a.shape[1]), dtype=a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _grow_f(a, need):
+    if need <= a.shape[0]:
+        return a
+    b = np.zeros((max(need, 2 * a.shape[0] + 4), a.shape[1]), dtype=a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _first_at_or_after(RT, n_h, t):
+    lo, hi = 0, n_h
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if RT[mid, R_T] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _first_after(RT, n_h, t):
+    lo, hi = 0, n_h
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if RT[mid, R_T] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _find_window(W, n_w, s):
+    """The position of start ``s`` in ``W`` (sorted), or where it would go."""
+    lo, hi = 0, n_w
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if W[mid, W_START] < s:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _starts(t, size, RT, n_h, wm_known, wm0, al, buf):
+    """``sliding_starts_containing`` on the held records (records at or before the horizon
+    ``wm0 - size - 2 - al`` define no window), sorted and unique, into ``buf``; returns
+    ``(buf, count)``."""
+    need = 1 + 2 * (n_h + 1)
+    if buf.shape[0] < need:
+        buf = np.empty(need, dtype=np.int64)
+    m = 0
+    buf[m] = t - size
+    m += 1
+    # right windows of the records r in [t-size-1, t-1] (ascending, all below t - size... t)
+    lo = _first_at_or_after(RT, n_h, t - size - 1)
+    hi = _first_at_or_after(RT, n_h, t)
+    for i in range(lo, hi):
+        r = RT[i, R_T]
+        if not wm_known or r + size + 2 + al > wm0:
+            buf[m] = r + 1
+            m += 1
+    # windows ending at the records q in [t, t+size]
+    lo = _first_at_or_after(RT, n_h, t)
+    hi = _first_after(RT, n_h, t + size)
+    for i in range(lo, hi):
+        q = RT[i, R_T]
+        if not wm_known or q + size + 2 + al > wm0:
+            buf[m] = q - size
+            m += 1
+    out = np.sort(buf[:m])
+    k = 0
+    for i in range(m):
+        if i == 0 or out[i] != out[i - 1]:
+            buf[k] = out[i]
+            k += 1
+    return buf, k
+
+
+@njit(cache=True)
+def _expired(close, wm_known, wm0, al):
+    return wm_known and wm0 >= close + al
+
+
+@njit(cache=True)
+def _clear(W, WF, w, kinds):
+    for j in range(len(kinds)):
+        b = W_AGG + A_WIDTH * j
+        for f in range(A_WIDTH):
+            W[w, b + f] = 0
+        WF[w, 2 * j] = 0.0
+        WF[w, 2 * j + 1] = 0.0
+
+
+@njit(cache=True)
+def _add(W, WF, w, RT, RF, i, kinds):
+    """``Assigner._add``: held record ``i`` joins window ``w``."""
+    t = RT[i, R_T]
+    seq = RT[i, R_SEQ]
+    for j in range(len(kinds)):
+        rb = R_AGG + R_WIDTH * j
+        if RT[i, rb] == 0:
+            continue
+        b = W_AGG + A_WIDTH * j
+        kind = kinds[j]
+        vi = RT[i, rb + 1]
+        visf = RT[i, rb + 2]
+        vf = RF[i, j]
+        if kind == COUNT:
+            W[w, b + A_CNT] += 1
+        elif kind == SUM or kind == MEAN:  # noqa: SIM109 (numba: no tuple membership)
+            W[w, b + A_CNT] += 1
+            if W[w, b + A_ISF] != 0:
+                WF[w, 2 * j] += vf if visf != 0 else float(vi)
+            elif visf != 0:
+                WF[w, 2 * j] = float(W[w, b + A_ISUM]) + vf
+                W[w, b + A_ISF] = 1
+            else:
+                W[w, b + A_ISUM] += vi
+        elif kind == MIN or kind == MAX:  # noqa: SIM109 (numba: no tuple membership)
+            if W[w, b + A_HAS] == 0:
+                take = True
+            else:
+                cur = WF[w, 2 * j + 1] if W[w, b + A_EISF] != 0 else float(W[w, b + A_EI])
+                v = vf if visf != 0 else float(vi)
+                if W[w, b + A_EISF] == 0 and visf == 0:
+                    take = vi < W[w, b + A_EI] if kind == MIN else W[w, b + A_EI] < vi
+                else:
+                    take = v < cur if kind == MIN else cur < v
+            if take:
+                W[w, b + A_HAS] = 1
+                W[w, b + A_EI] = vi
+                W[w, b + A_EISF] = visf
+                WF[w, 2 * j + 1] = vf
+        else:  # FIRST, LAST: [t, seq, value] by (t, seq)
+            if W[w, b + A_HAS] == 0:
+                take = True
+            else:
+                ot = W[w, b + A_OT]
+                oseq = W[w, b + A_OSEQ]
+                if kind == FIRST:
+                    take = t < ot or (t == ot and seq < oseq)
+                else:
+                    take = t > ot or (t == ot and seq > oseq)
+            if take:
+                W[w, b + A_HAS] = 1
+                W[w, b + A_OT] = t
+                W[w, b + A_OSEQ] = seq
+                W[w, b + A_OREF] = RT[i, rb + 3]
+    W[w, W_ELEM] += 1
+    W[w, W_PEND] += 1
+    if W[w, W_ELEM] == 1:
+        W[w, W_FIRST] = t
+        W[w, W_LAST] = t
+    elif t < W[w, W_FIRST]:
+        W[w, W_FIRST] = t
+    elif t > W[w, W_LAST]:
+        W[w, W_LAST] = t
+
+
+@njit(cache=True)
+def _new_window(W, WF, n_w, pos, s, born, blate, size, RT, RF, n_h, kinds):
+    """``Assigner._sliding_window``: window ``[s, s+size]`` at row ``pos`` holding the held
+    records inside it (in their order). ``W``/``WF`` have room for one more row."""
+    for r in range(n_w, pos, -1):
+        W[r] = W[r - 1]
+        WF[r] = WF[r - 1]
+    W[pos] = 0
+    WF[pos] = 0.0
+    W[pos, W_START] = s
+    W[pos, W_BORN] = born
+    W[pos, W_BLATE] = blate
+    lo = _first_at_or_after(RT, n_h, s)
+    hi = _first_after(RT, n_h, s + size)
+    for i in range(lo, hi):
+        _add(W, WF, pos, RT, RF, i, kinds)
+
+
+@njit(cache=True)
+def _emit(W, WF, w, rec, timing, is_last, discarding, kinds, PR, PW, PF, n_p):
+    """``Firing._emit``: the pane row (with a copy of the window's rows), then the pane
+    bookkeeping. Returns the grown output arrays and ``n_p``."""
+    PR = _grow_i(PR, n_p + 1)
+    PW = _grow_i(PW, n_p + 1)
+    PF = _grow_f(PF, n_p + 1)
+    PR[n_p, P_REC] = rec
+    PR[n_p, P_START] = W[w, W_START]
+    PR[n_p, P_TIMING] = timing
+    PR[n_p, P_INDEX] = W[w, W_EMIT]
+    PR[n_p, P_LAST] = is_last
+    PR[n_p, P_GONE] = 0
+    PW[n_p] = W[w]
+    PF[n_p] = WF[w]
+    W[w, W_EMIT] += 1
+    W[w, W_PEND] = 0
+    if discarding:
+        _clear(W, WF, w, kinds)
+    return PR, PW, PF, n_p + 1
+
+
+@njit(cache=True)
+def _run_window(W, WF, w, rec, wm_known, wm0, ended, size, al, early_n, late_n, at_end,
+                at_expiry, discarding, kinds, PR, PW, PF, n_p):
+    """``Firing._fire_window`` (count triggers) for window row ``w``. Returns the outputs,
+    ``n_p`` and whether the window is gone (the caller removes its row)."""
+    close = W[w, W_START] + size + 1
+    if not ended and (not wm_known or wm0 < close):  # early phase
+        if early_n > 0 and W[w, W_PEND] > 0 and W[w, W_PEND] >= early_n:
+            PR, PW, PF, n_p = _emit(W, WF, w, rec, EARLY, 0, discarding, kinds, PR, PW, PF,
+                                    n_p)
+        return PR, PW, PF, n_p, False
+    expired = ended or wm0 >= close + al
+    if W[w, W_PASSED] == 0:
+        W[w, W_PASSED] = 1
+        if at_end and W[w, W_BLATE] == 0:
+            PR, PW, PF, n_p = _emit(W, WF, w, rec, ON_TIME, 1 if expired else 0, discarding,
+                                    kinds, PR, PW, PF, n_p)
+            return PR, PW, PF, n_p, expired
+    if expired:
+        if W[w, W_PEND] > 0:
+            PR, PW, PF, n_p = _emit(W, WF, w, rec, ON_TIME if at_expiry else LATE, 1,
+                                    discarding, kinds, PR, PW, PF, n_p)
+        return PR, PW, PF, n_p, True
+    if late_n > 0 and W[w, W_PEND] > 0 and W[w, W_PEND] >= late_n:
+        PR, PW, PF, n_p = _emit(W, WF, w, rec, LATE, 0, discarding, kinds, PR, PW, PF, n_p)
+    return PR, PW, PF, n_p, False
+
+
+@njit(cache=True)
+def _remove_window(W, WF, n_w, w):
+    for r in range(w, n_w - 1):
+        W[r] = W[r + 1]
+        WF[r] = WF[r + 1]
+    return n_w - 1
+
+
+@njit(cache=True)
+def _late_row(LR, n_l, rec, s, reason):
+    LR = _grow_i(LR, n_l + 1)
+    LR[n_l, 0] = rec
+    LR[n_l, 1] = s
+    LR[n_l, 2] = reason
+    return LR, n_l + 1
+
+
+@njit(cache=True)
+def ingest_key(
+    times, seqs, recs, URT, URF, kinds, wm_known, wm0, event_basis, size, al, step,
+    early_n, late_n, at_end, discarding, RT, RF, n_h, W, WF, n_w, born_next,
+):
+    """One key's records of a unit (``recs``: their arrival indexes; ``URT``/``URF``: their
+    held-record rows). Returns ``(RT, RF, n_h, W, WF, n_w, born_next, LR, n_l, AR, n_a, PR,
+    PW, PF, n_p)``: ``LR`` late rows (record, start, reason), ``AR`` accepted-late rows
+    (record, start), ``PR``/``PW``/``PF`` the panes of ``step`` firing."""
+    m = len(times)
+    LR = np.zeros((8, 3), dtype=np.int64)
+    AR = np.zeros((8, 2), dtype=np.int64)
+    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
+    PW = np.zeros((8, W.shape[1]), dtype=np.int64)
+    PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
+    n_l = n_a = n_p = 0
+    buf = np.empty(16, dtype=np.int64)
+    touched = np.empty(16, dtype=np.int64)
+    for r in range(m):
+        t = times[r]
+        rec = recs[r]
+        if event_basis and wm_known and t < wm0:
+            buf, ns = _starts(t, size, RT, n_h, wm_known, wm0, al, buf)
+            for i in range(ns):
+                LR, n_l = _late_row(LR, n_l, rec, buf[i], BEFORE_WM)
+            continue
+        RT = _grow_i(RT, n_h + 1)
+        RF = _grow_f(RF, n_h + 1)
+        pos = _first_after(RT, n_h, t)  # after every held record at t: a later sequence
+        for i in range(n_h, pos, -1):
+            RT[i] = RT[i - 1]
+            RF[i] = RF[i - 1]
+        RT[pos] = URT[r]
+        RF[pos] = URF[r]
+        RT[pos, R_SEQ] = seqs[r]
+        n_h += 1
+        buf, ns = _starts(t, size, RT, n_h, wm_known, wm0, al, buf)
+        gone = True
+        for i in range(ns):
+            if not _expired(buf[i] + size + 1, wm_known, wm0, al):
+                gone = False
+                break
+        if gone:
+            for i in range(pos, n_h - 1):
+                RT[i] = RT[i + 1]
+                RF[i] = RF[i + 1]
+            n_h -= 1
+            buf, ns = _starts(t, size, RT, n_h, wm_known, wm0, al, buf)
+            for i in range(ns):
+                LR, n_l = _late_row(LR, n_l, rec, buf[i], EXPIRED)
+            continue
+        if touched.shape[0] < ns + 1:
+            touched = np.empty(2 * ns + 2, dtype=np.int64)
+        n_t = 0
+        for i in range(ns):
+            s = buf[i]
+            close = s + size + 1
+            if _expired(close, wm_known, wm0, al):
+                LR, n_l = _late_row(LR, n_l, rec, s, EXPIRED)
+                continue
+            w = _find_window(W, n_w, s)
+            if w < n_w and W[w, W_START] == s:
+                _add(W, WF, w, RT, RF, pos, kinds)
+            else:
+                W = _grow_i(W, n_w + 1)
+                WF = _grow_f(WF, n_w + 1)
+                _new_window(W, WF, n_w, w, s, born_next, wm_known and wm0 >= close, size,
+                            RT, RF, n_h, kinds)
+                n_w += 1
+                born_next += 1
+            touched[n_t] = s
+            n_t += 1
+            if wm_known and wm0 >= close:
+                AR = _grow_i(AR, n_a + 1)
+                AR[n_a, 0] = rec
+                AR[n_a, 1] = s
+                n_a += 1
+        s = t + 1
+        w = _find_window(W, n_w, s)
+        if not (w < n_w and W[w, W_START] == s) and not _expired(
+                s + size + 1, wm_known, wm0, al):
+            nxt = _first_after(RT, n_h, t)
+            if nxt < n_h and RT[nxt, R_T] <= t + 1 + size:
+                W = _grow_i(W, n_w + 1)
+                WF = _grow_f(WF, n_w + 1)
+                _new_window(W, WF, n_w, w, s, born_next, wm_known and wm0 >= s + size + 1,
+                            size, RT, RF, n_h, kinds)
+                n_w += 1
+                born_next += 1
+                touched[n_t] = s
+                n_t += 1
+        if step:
+            for i in range(n_t):
+                w = _find_window(W, n_w, touched[i])
+                PR, PW, PF, n_p, dead = _run_window(
+                    W, WF, w, rec, wm_known, wm0, False, size, al, early_n, late_n, at_end,
+                    False, discarding, kinds, PR, PW, PF, n_p)
+                if dead:
+                    PR[n_p - 1, P_GONE] = 1
+                    n_w = _remove_window(W, WF, n_w, w)
+    return RT, RF, n_h, W, WF, n_w, born_next, LR, n_l, AR, n_a, PR, PW, PF, n_p
+
+
+@njit(cache=True)
+def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, discarding, kinds,
+             RT, RF, n_h, W, WF, n_w):
+    """The closing firing for one key (``Firing._fire`` over the key's windows): every
+    window whose deadline ``wm0`` reached (all at the end of input), in start order, then the
+    pruning of held records (``Firing._prune_records``). Returns ``(n_h, n_w, PR, PW, PF,
+    n_p, GONE, n_g)``: the panes and the starts of the windows that went without one."""
+    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
+    PW = np.zeros((8, W.shape[1]), dtype=np.int64)
+    PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
+    GONE = np.zeros(max(n_w, 1), dtype=np.int64)
+    n_p = n_g = 0
+    keep = 0  # the surviving windows move down in one pass (no shift per removal)
+    for w in range(n_w):
+        close = W[w, W_START] + size + 1
+        due = ended or (wm_known and wm0 >= (close + al if W[w, W_PASSED] != 0 else close))
+        dead = False
+        if due:
+            before = n_p
+            PR, PW, PF, n_p, dead = _run_window(
+                W, WF, w, -1, wm_known, wm0, ended, size, al, early_n, late_n, at_end, False,
+                discarding, kinds, PR, PW, PF, n_p)
+            if dead:
+                if n_p > before:
+                    PR[n_p - 1, P_GONE] = 1
+                else:
+                    GONE[n_g] = W[w, W_START]
+                    n_g += 1
+        if not dead:
+            if keep != w:
+                W[keep] = W[w]
+                WF[keep] = WF[w]
+            keep += 1
+    n_w = keep
+    k = 0
+    while k < n_h and (ended or (wm_known and wm0 >= RT[k, R_T] + size + 2 + al)):
+        k += 1
+    if k:
+        for i in range(k, n_h):
+            RT[i - k] = RT[i]
+            RF[i - k] = RF[i]
+        n_h -= k
+    return n_h, n_w, PR, PW, PF, n_p, GONE, n_g
+
+
+@njit(cache=True)
+def next_deadline(W, n_w, size, al, far):
+    """The smallest watermark at which one of the key's windows needs attention (``far``:
+    none)."""
+    d = far
+    for w in range(n_w):
+        close = W[w, W_START] + size + 1
+        x = close + al if W[w, W_PASSED] != 0 else close
+        if x < d:
+            d = x
+    return d

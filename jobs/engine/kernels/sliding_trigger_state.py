@@ -1,0 +1,213 @@
+"""The state of :class:`~.sliding_triggers.SlidingTriggerEngine` as the general engine's
+:class:`~jobs.engine.state.EngineState` and back (one snapshot format), and the compaction of
+a key's input objects.
+
+A window row's accumulators become the general engine's (``jobs/engine/aggregates.py``):
+count an int, sum an int or a float, mean ``[sum, count]``, min/max the value or None,
+first/last ``[t, seq, value]`` or None. Windows are listed in creation order (the order the
+general engine's dict keeps them in); a restored state gets that order as creation numbers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jobs.engine.kernels import _sliding_trigger_kernels as K
+from jobs.engine.state import EngineState, KeyState, WindowState
+
+if TYPE_CHECKING:
+    from jobs.engine.kernels.sliding_triggers import KeyArrays, SlidingTriggerEngine
+
+
+def _accs(eng: SlidingTriggerEngine, ka: KeyArrays, w: int) -> list[Any]:
+    row, frow = ka.W[w], ka.WF[w]
+    out: list[Any] = []
+    for j, fn in enumerate(eng._fns):
+        b = K.W_AGG + K.A_WIDTH * j
+        total: Any = float(frow[2 * j]) if row[b + K.A_ISF] else int(row[b + K.A_ISUM])
+        if fn == "count":
+            out.append(int(row[b + K.A_CNT]))
+        elif fn == "sum":
+            out.append(total)
+        elif fn == "mean":
+            out.append([total, int(row[b + K.A_CNT])])
+        elif fn in ("min", "max"):
+            out.append(None if not row[b + K.A_HAS] else (
+                float(frow[2 * j + 1]) if row[b + K.A_EISF] else int(row[b + K.A_EI])))
+        else:
+            out.append([int(row[b + K.A_OT]), int(row[b + K.A_OSEQ]),
+                        ka.objs[int(row[b + K.A_OREF])]] if row[b + K.A_HAS] else None)
+    return out
+
+
+def to_engine_state(eng: SlidingTriggerEngine) -> EngineState:
+    """The general engine's state equal to ``eng``'s."""
+    size = eng._size
+    keys: dict[str, KeyState] = {}
+    for kj, ka in eng.keys.items():
+        order = sorted(range(ka.n_w), key=lambda w: int(ka.W[w, K.W_BORN]))
+        windows: dict[int, WindowState] = {}
+        for w in order:
+            row = ka.W[w]
+            s = int(row[K.W_START])
+            lp = ka.lp.get(s) if eng._retracting else None
+            windows[s] = WindowState(
+                start=s, end=s + size, close=s + size + 1, accs=_accs(eng, ka, w),
+                first_t=int(row[K.W_FIRST]), last_t=int(row[K.W_LAST]),
+                elements=int(row[K.W_ELEM]), pending=int(row[K.W_PEND]),
+                emitted=int(row[K.W_EMIT]), last_pane=dict(lp) if lp is not None else None,
+                passed=bool(row[K.W_PASSED]), born_late=bool(row[K.W_BLATE]),
+            )
+        records: list[list[Any]] = []
+        for r in ka.RT[:ka.n_h].tolist():
+            vals = [1 if star else ka.objs[r[K.R_AGG + K.R_WIDTH * j + 3]]
+                    for j, star in enumerate(eng._star)]
+            records.append([r[K.R_T], r[K.R_SEQ], vals])
+        keys[kj] = KeyState(key=ka.key, windows=windows, records=records,
+                            max_event_time=ka.max_t, late_accepted=ka.late_acc,
+                            late_dropped=ka.late_drop)
+    return EngineState(
+        processing_time=eng.processing_time, watermark=eng.wm, ended=eng.ended,
+        max_event_time=eng.max_t, seq=eng.seq, keys=keys,
+        late_deltas={k: list(v) for k, v in eng.late_deltas.items()},
+    )
+
+
+def _num(v: Any) -> tuple[int, float, int] | None:
+    """(int value, float value, is float) of a number the arrays hold exactly; else None."""
+    if type(v) is int and abs(v) <= K_EXACT:
+        return v, float(v), 0
+    if type(v) is float and v == v:
+        return 0, v, 1
+    return None
+
+
+K_EXACT = 2**53
+
+
+def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
+    """Load ``st`` into ``eng``'s arrays; returns why it cannot (``eng`` is then unchanged
+    but for partial keys, and hands over), or None."""
+    from jobs.engine.kernels.sliding_triggers import FAR, TIME_LIMIT, KeyArrays
+
+    if st.idle_base is not None or st.idle_base_pt is not None:
+        return "state: idle watermark bases"
+    m = len(eng._names)
+    keys: dict[str, KeyArrays] = {}
+    int_abs = 0
+    for kj, ks in st.keys.items():
+        if ks.watermark is not None or ks.idle_base is not None:
+            return f"state: key {kj} holds its own watermark"
+        ka = KeyArrays(ks.key, kj, m)
+        objs = ka.objs
+        nh = len(ks.records)
+        RT = np.zeros((max(nh, 4), K.R_AGG + K.R_WIDTH * m), dtype=np.int64)
+        RF = np.zeros((max(nh, 4), max(m, 1)), dtype=np.float64)
+        for i, (t, seq, vals) in enumerate(ks.records):
+            if abs(t) > TIME_LIMIT:
+                return "state: event times beyond 2**60"
+            RT[i, K.R_T], RT[i, K.R_SEQ] = t, seq
+            for j, (fn, star) in enumerate(zip(eng._fns, eng._star, strict=True)):
+                b = K.R_AGG + K.R_WIDTH * j
+                v = vals[j]
+                if star:
+                    RT[i, b], RT[i, b + 1] = 1, 1
+                    continue
+                RT[i, b + 3] = len(objs)
+                objs.append(v)
+                if v is None:
+                    continue
+                RT[i, b] = 1
+                if fn in ("sum", "mean", "min", "max"):
+                    num = _num(v)
+                    if num is None:
+                        return f"state: record value {v!r} of {eng._names[j]!r}"
+                    RT[i, b + 1], RF[i, j], RT[i, b + 2] = num
+                    if fn in ("sum", "mean") and not num[2]:
+                        int_abs += abs(num[0])
+        ka.RT, ka.RF, ka.n_h = RT, RF, nh
+        wins = list(ks.windows.values())
+        nw = len(wins)
+        W = np.zeros((max(nw, 4), K.W_AGG + K.A_WIDTH * m), dtype=np.int64)
+        WF = np.zeros((max(nw, 4), max(2 * m, 1)), dtype=np.float64)
+        # rows by start; W_BORN keeps the creation order (the state's window order)
+        for pos, born in enumerate(sorted(range(nw), key=lambda i: wins[i].start or 0)):
+            ws = wins[born]
+            if ws.timer is not None or ws.retract or ws.start is None or ws.first_t is None:
+                return "state: a window with a timer, retractions or no records"
+            row = W[pos]
+            row[K.W_START], row[K.W_BORN] = ws.start, born
+            row[K.W_ELEM], row[K.W_PEND], row[K.W_EMIT] = ws.elements, ws.pending, ws.emitted
+            row[K.W_PASSED], row[K.W_BLATE] = ws.passed, ws.born_late
+            row[K.W_FIRST], row[K.W_LAST] = ws.first_t, ws.last_t
+            for j, (fn, acc) in enumerate(zip(eng._fns, ws.accs, strict=True)):
+                b = K.W_AGG + K.A_WIDTH * j
+                if fn == "count":
+                    row[b + K.A_CNT] = acc
+                elif fn in ("sum", "mean"):
+                    total = acc if fn == "sum" else acc[0]
+                    num = _num(total)
+                    if num is None:
+                        return f"state: window sum {total!r} of {eng._names[j]!r}"
+                    row[b + K.A_ISUM], WF[pos, 2 * j], row[b + K.A_ISF] = num
+                    int_abs += abs(num[0])
+                    if fn == "mean":
+                        row[b + K.A_CNT] = acc[1]
+                elif fn in ("min", "max"):
+                    if acc is not None:
+                        num = _num(acc)
+                        if num is None:
+                            return f"state: window value {acc!r} of {eng._names[j]!r}"
+                        row[b + K.A_EI], WF[pos, 2 * j + 1], row[b + K.A_EISF] = num
+                        row[b + K.A_HAS] = 1
+                elif acc is not None:
+                    row[b + K.A_HAS], row[b + K.A_OT], row[b + K.A_OSEQ] = 1, acc[0], acc[1]
+                    row[b + K.A_OREF] = len(objs)
+                    objs.append(acc[2])
+            if ws.last_pane is not None:
+                ka.lp[ws.start] = dict(ws.last_pane)
+        ka.W, ka.WF, ka.n_w, ka.born_next = W, WF, nw, nw
+        ka.max_t, ka.late_acc, ka.late_drop = ks.max_event_time, ks.late_accepted, ks.late_dropped
+        keys[kj] = ka
+    if int_abs >= 2**61:
+        return "state: int sums could leave 64 bits"
+    eng.keys = keys
+    eng.late_deltas = {k: list(v) for k, v in st.late_deltas.items()}
+    eng.processing_time, eng.wm, eng.ended = st.processing_time, st.watermark, st.ended
+    eng.max_t, eng.seq, eng.int_abs = st.max_event_time, st.seq, int_abs
+    eng._due = []
+    for ka in keys.values():
+        ka.deadline = FAR + 1
+        eng._push_deadline(ka)
+    return None
+
+
+def compact_objs(eng: SlidingTriggerEngine, ka: KeyArrays) -> None:
+    """Drop the input objects no held record or window refers to, when they are most of the
+    key's list (it grows by every record's values)."""
+    rcols = [K.R_AGG + K.R_WIDTH * j + 3 for j, s in enumerate(eng._star) if not s]
+    wcols = [K.W_AGG + K.A_WIDTH * j + K.A_OREF for j, fn in enumerate(eng._fns)
+             if fn in ("first", "last")]
+    n_live = ka.n_h * len(rcols) + ka.n_w * len(wcols)
+    if 4 * n_live >= len(ka.objs):
+        return
+    objs = ka.objs
+    new: list[Any] = []
+    remap: dict[int, int] = {}
+
+    def move(ref: int) -> int:
+        r = remap.get(ref)
+        if r is None:
+            r = remap[ref] = len(new)
+            new.append(objs[ref])
+        return r
+
+    for c in rcols:
+        ka.RT[:ka.n_h, c] = [move(r) for r in ka.RT[:ka.n_h, c].tolist()]
+    for c in wcols:
+        has = ka.W[:ka.n_w, c - K.A_OREF + K.A_HAS].tolist()
+        ka.W[:ka.n_w, c] = [move(r) if h else 0 for r, h in
+                            zip(ka.W[:ka.n_w, c].tolist(), has, strict=True)]
+    ka.objs = new

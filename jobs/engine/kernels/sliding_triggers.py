@@ -1,0 +1,473 @@
+"""SlidingTriggerEngine: the general engine's API, output and snapshot format for KIP-450
+sliding windows that fire more than once (``emit: current``; ``custom`` with count-based
+early / late triggers and ON_TIME; discarding, accumulating, retracting), under a global
+event-time watermark (``bounded`` or ``source``).
+
+Unlike ``emit: final`` (:mod:`.sliding`), a window's pane depends on when records joined it
+(a pane resets discarding accumulators; a count trigger fires between records), so every
+window keeps accumulators, and a record updates each live window containing it. That loop,
+the window creation from the held records and the count triggers run in one compiled pass per
+key and arrival unit (:func:`._sliding_trigger_kernels.ingest_key`); the watermark's firing
+is one pass per key whose next deadline it reached (``fire_due``). Per key the state is
+arrays (:class:`KeyArrays`): held records and windows sorted by start; the Python side keeps
+the key's input objects (records and first/last values, by reference), in retracting mode
+each window's last pane (the general engine's dict), and the late counts.
+
+State snapshots *are* the general engine's (:mod:`.sliding_trigger_state` converts both
+ways); input or a restored state the arrays cannot hold (non-numeric values for
+sum/mean/min/max, ints beyond 2**53, int sums that could leave 64 bits, times beyond 2**60)
+hands over to the general engine for good.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from jobs.definition.model import Definition
+from jobs.definition.trigger import effective_trigger
+from jobs.definition.windows import Sliding, kind_class
+from jobs.engine.engine import Engine, WatermarkMode
+from jobs.engine.errors import EngineError
+from jobs.engine.kernels import _sliding_trigger_kernels as K
+from jobs.engine.kernels.handover import HandsOver, KernelState
+from jobs.engine.kernels.qualify import qualification_problems
+from jobs.engine.records import (
+    Emission,
+    Key,
+    LateReason,
+    LateRecord,
+    RecordBatch,
+    Timing,
+    key_json,
+    make_pane,
+    plain_key,
+)
+from jobs.engine.state import EngineState
+from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
+
+FN_CODES = {"count": K.COUNT, "sum": K.SUM, "min": K.MIN, "max": K.MAX, "mean": K.MEAN,
+            "first": K.FIRST, "last": K.LAST}
+TIMINGS: tuple[Timing, Timing, Timing] = ("EARLY", "ON_TIME", "LATE")
+REASONS: tuple[LateReason, LateReason] = ("before_watermark", "expired")
+FAR = 2**62
+"""Watermarks are clamped to +-FAR for the kernels (times and sizes are below 2**60)."""
+TIME_LIMIT = 2**60
+EXACT_INT = 2**53
+SUM_LIMIT = 2**61
+"""Int inputs of sums and means, in absolute value, may add up to this over the engine's
+life (every window's int sum then fits 64 bits)."""
+
+
+class KeyArrays:
+    """One key's state: held records ``RT``/``RF`` (``n_h`` rows), windows ``W``/``WF``
+    (``n_w`` rows, sorted by start), input objects ``objs`` (by the rows' refs), the last pane
+    of each window (retracting: start -> the general engine's ``last_pane`` dict), max event
+    time and late totals."""
+
+    __slots__ = ("RF", "RT", "W", "WF", "born_next", "deadline", "key", "kj", "lp",
+                 "late_acc", "late_drop", "max_t", "n_h", "n_w", "objs")
+
+    def __init__(self, key: Key, kj: str, m: int) -> None:
+        self.key, self.kj = key, kj
+        self.RT = np.zeros((4, K.R_AGG + K.R_WIDTH * m), dtype=np.int64)
+        self.RF = np.zeros((4, max(m, 1)), dtype=np.float64)
+        self.W = np.zeros((4, K.W_AGG + K.A_WIDTH * m), dtype=np.int64)
+        self.WF = np.zeros((4, max(2 * m, 1)), dtype=np.float64)
+        self.n_h = self.n_w = self.born_next = 0
+        self.objs: list[Any] = []
+        self.lp: dict[int, dict[str, Any]] = {}
+        self.max_t: int | None = None
+        self.late_acc = self.late_drop = 0
+        self.deadline = FAR
+
+    def empty(self) -> bool:
+        return not (self.n_w or self.n_h or self.late_acc or self.late_drop)
+
+
+class SlidingTriggerEngine(HandsOver):
+    """Same API and observable output as :class:`jobs.engine.Engine` for qualifying sliding
+    definitions with triggers (see the module docstring)."""
+
+    def __init__(
+        self, defn: Definition, state: Any = None, watermark: WatermarkMode = "internal"
+    ) -> None:
+        problems = qualification_problems(defn)
+        if (problems or kind_class(defn.window.type) is not Sliding
+                or defn.trigger.emit == "final"):
+            raise EngineError("sliding trigger engine: " + "; ".join(
+                problems or ["window.type / trigger.emit: sliding windows with triggers only"]))
+        if watermark not in ("internal", "external"):
+            raise EngineError(f"watermark: must be 'internal' or 'external', not {watermark!r}")
+        self.defn = defn
+        self.mode: WatermarkMode = watermark
+        plan = effective_trigger(defn)
+        self._early_n = plan.early.count or 1 if plan.early is not None else 0
+        self._late_n = plan.late.count or 1 if plan.late is not None else 0
+        self._at_end = plan.at_window_end
+        self._step = plan.fires_on_count
+        self._names = [a.name for a in defn.aggregations]
+        self._fns = [a.fn for a in defn.aggregations]
+        self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
+        self._kinds = np.array([FN_CODES[f] for f in self._fns], dtype=np.int64)
+        self._size = defn.window.size or 0
+        self._al = min(defn.allowed_lateness, FAR)
+        self._event_basis = defn.lateness_basis == "event"
+        self._discarding = defn.accumulation == "discarding"
+        self._retracting = defn.accumulation == "retracting"
+        self._delay = defn.watermark.delay
+        self._source = defn.watermark.strategy == "source"
+        self._bounded = watermark == "internal" and defn.watermark.strategy == "bounded"
+        self.general: Engine | None = None
+        self.handed_over_because: str | None = None
+        self.keys: dict[str, KeyArrays] = {}
+        self.late_deltas: dict[str, list[Any]] = {}
+        self.processing_time = 0
+        self.wm: int | None = None
+        self.ended = False
+        self.max_t: int | None = None
+        self.seq = 0
+        self.int_abs = 0
+        self._due: list[tuple[int, str]] = []
+        self._kj_cache: dict[tuple[type, Key], str] = {}
+        if state is not None:
+            from jobs.engine.kernels.sliding_trigger_state import load_state
+
+            st = state.to_engine_state() if hasattr(state, "to_engine_state") else (
+                state if isinstance(state, EngineState) else EngineState.restore(state))
+            why = load_state(self, st)
+            if why is not None:
+                self.handed_over_because = why
+                self.general = Engine(defn, state=st, watermark=watermark)
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def state(self) -> KernelState | EngineState:
+        """``.snapshot()`` gives the general engine's snapshot data of this state."""
+        if self.general is not None:
+            return self.general.state
+        return KernelState(self)
+
+    def to_engine_state(self) -> EngineState:
+        from jobs.engine.kernels.sliding_trigger_state import to_engine_state
+
+        return to_engine_state(self)
+
+    def ingest(self, batch: RecordBatch) -> list[Emission]:
+        """One arrival unit (:meth:`jobs.engine.Engine.ingest`): each record's late lines and
+        the panes its count triggers fired, in arrival order; then the panes of the windows
+        the unit's watermark advance reached."""
+        if self.general is not None:
+            return self.general.ingest(batch)
+        if self.ended:
+            raise EngineError("ingest: the input has already ended (end_of_input was called)")
+        if batch.processing_time is not None and batch.processing_time > self.processing_time:
+            self.processing_time = batch.processing_time
+        n = len(batch)
+        if n == 0:
+            return []
+        times = np.asarray(batch.event_times, dtype=np.int64)
+        try:
+            URT, URF, cols = self._encode(batch, n, times)
+        except Unsupported as exc:
+            return self._hand_over(batch, str(exc))
+        base = self.seq
+        self.seq += n
+        groups: dict[str, list[int]] = {}
+        kj_of = self._kj
+        for i, k in enumerate(batch.keys):
+            groups.setdefault(kj_of(k), []).append(i)
+        wm_known = self.wm is not None
+        wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
+        wm_out = self.wm
+        per_rec: dict[int, list[Emission]] = {}
+        touched: list[KeyArrays] = []
+        m = len(self._names)
+        for kj, idxs in groups.items():
+            ka = self.keys.get(kj)
+            if ka is None:
+                ka = self.keys[kj] = KeyArrays(plain_key(batch.keys[idxs[0]]), kj, m)
+            ix = np.array(idxs, dtype=np.int64)
+            urt = URT[ix]
+            o = len(ka.objs)
+            for j, col in enumerate(cols):
+                if col is not None:
+                    ka.objs.extend([col[i] for i in idxs])
+                    urt[:, K.R_AGG + K.R_WIDTH * j + 3] = o + np.arange(len(idxs))
+                    o += len(idxs)
+            kt = times[ix]
+            (ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ka.born_next, LR, n_l, AR, n_a, PR,
+             PW, PF, n_p) = K.ingest_key(
+                kt, ix + base, ix, urt, URF[ix], self._kinds, wm_known, wm0,
+                self._event_basis, self._size, self._al, self._step, self._early_n,
+                self._late_n, self._at_end, self._discarding, ka.RT, ka.RF, ka.n_h, ka.W,
+                ka.WF, ka.n_w, ka.born_next)
+            kmax = int(kt.max())
+            if ka.max_t is None or kmax > ka.max_t:
+                ka.max_t = kmax
+            if n_l:
+                self._late_lines(ka, LR[:n_l], batch, times, per_rec)
+            if n_a:
+                for s in AR[:n_a, 1].tolist():
+                    self._count_late(ka, s, accepted=1)
+            if n_p:
+                for rec, ems in self._panes(ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out):
+                    per_rec.setdefault(rec, []).extend(ems)
+            touched.append(ka)
+        out = [e for i in sorted(per_rec) for e in per_rec[i]]
+        bmax = int(times.max())
+        if self.max_t is None or bmax > self.max_t:
+            self.max_t = bmax
+        if self._bounded:
+            cand = bmax - self._delay
+            if self.wm is None or cand > self.wm:
+                self.wm = cand
+        out.extend(self._fire(touched))
+        return out
+
+    def _fire_watermark(self) -> list[Emission]:
+        return self._fire([])
+
+    def _fire_all(self) -> list[Emission]:
+        return self._fire(list(self.keys.values()))
+
+    def open_windows(self) -> list[dict[str, Any]]:
+        """Open windows as :meth:`jobs.engine.Engine.open_windows` reports them."""
+        if self.general is not None:
+            return self.general.open_windows()
+        out = []
+        size = self._size
+        for kj in sorted(self.keys):
+            ka = self.keys[kj]
+            for w in range(ka.n_w):
+                row = ka.W[w]
+                s = int(row[K.W_START])
+                out.append({
+                    "key": ka.key, "window_start": s, "window_end": s + size,
+                    "elements": int(row[K.W_ELEM]), "pending": int(row[K.W_PEND]),
+                    "panes_emitted": int(row[K.W_EMIT]),
+                    "values": self._values(ka, row.tolist(), ka.WF[w].tolist()),
+                    "first_event_time": int(row[K.W_FIRST]),
+                    "last_event_time": int(row[K.W_LAST]),
+                })
+        return out
+
+    def drain_late_counts(self) -> list[dict[str, Any]]:
+        """Accepted-late and dropped counts per (key, window) since the last drain."""
+        if self.general is not None:
+            return self.general.drain_late_counts()
+        rows = [
+            {"key": v[0], "window_start": v[1], "window_end": v[2], "accepted": v[3],
+             "dropped": v[4]}
+            for _, v in sorted(self.late_deltas.items())
+        ]
+        self.late_deltas.clear()
+        return rows
+
+    def late_totals(self) -> list[dict[str, Any]]:
+        """Accepted-late and dropped counts per key since the engine's state began."""
+        if self.general is not None:
+            return self.general.late_totals()
+        return [
+            {"key": ka.key, "accepted": ka.late_acc, "dropped": ka.late_drop}
+            for kj, ka in sorted(self.keys.items())
+            if ka.late_acc or ka.late_drop
+        ]
+
+    # ------------------------------------------------------------------ internals
+
+    def _kj(self, key: Key) -> str:
+        # floats by their bits: -0.0 == 0.0 to a dict, but they are two keys (as core._kj)
+        ck = (type(key), key.hex() if type(key) is float else key)
+        kj = self._kj_cache.get(ck)
+        if kj is None:
+            if len(self._kj_cache) > 100_000:
+                self._kj_cache.clear()
+            kj = self._kj_cache[ck] = key_json(key)
+        return kj
+
+    def _encode(self, batch: RecordBatch, n: int, times: NDArray[np.int64]) -> tuple[
+            NDArray[np.int64], NDArray[np.float64], list[list[Any] | None]]:
+        """The unit's held-record rows (refs filled in per key) and, per aggregation, its
+        input objects (None for ``count(*)``); raises :class:`Unsupported` before any state
+        changes for input the arrays cannot hold."""
+        if n and int(np.abs(times).max()) > TIME_LIMIT:
+            raise Unsupported("event times beyond 2**60")
+        m = len(self._names)
+        URT = np.zeros((n, K.R_AGG + K.R_WIDTH * m), dtype=np.int64)
+        URF = np.zeros((n, max(m, 1)), dtype=np.float64)
+        URT[:, K.R_T] = times
+        cols: list[list[Any] | None] = []
+        budget = 0
+        for j, (name, fn, star) in enumerate(zip(self._names, self._fns, self._star,
+                                                 strict=True)):
+            b = K.R_AGG + K.R_WIDTH * j
+            if star:
+                URT[:, b] = 1
+                URT[:, b + 1] = 1
+                cols.append(None)
+                continue
+            raw = batch.columns.get(name)
+            if raw is None:
+                raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
+            values = raw.tolist() if isinstance(raw, np.ndarray) else list(raw)
+            cols.append(values)
+            if fn in ("count", "first", "last"):
+                URT[:, b] = null_mask(raw, n)
+                continue
+            col = numeric_column(name, raw, n)
+            if col.max_abs_int > EXACT_INT:
+                raise Unsupported(f"column {name!r}: integers beyond 2**53")
+            URT[:, b] = col.valid
+            URT[:, b + 1] = col.i
+            URT[:, b + 2] = col.is_float
+            URF[:, j] = col.f
+            if fn in ("sum", "mean"):
+                ints = col.i[col.valid & ~col.is_float]
+                budget += int(np.abs(ints).sum()) if len(ints) else 0
+        if self.int_abs + budget >= SUM_LIMIT:
+            raise Unsupported("integer sums could leave 64 bits")
+        self.int_abs += budget
+        return URT, URF, cols
+
+    def _count_late(self, ka: KeyArrays, s: int, accepted: int = 0, dropped: int = 0) -> None:
+        ka.late_acc += accepted
+        ka.late_drop += dropped
+        e = s + self._size
+        dk = f"{ka.kj}|{s}|{e}"
+        row = self.late_deltas.get(dk)
+        if row is None:
+            row = self.late_deltas[dk] = [ka.key, s, e, 0, 0]
+        row[3] += accepted
+        row[4] += dropped
+
+    def _late_lines(self, ka: KeyArrays, rows: NDArray[np.int64], batch: RecordBatch,
+                    times: NDArray[np.int64], per_rec: dict[int, list[Emission]]) -> None:
+        records = batch.records
+        size = self._size
+        for rec, s, reason in rows.tolist():
+            per_rec.setdefault(rec, []).append(LateRecord(
+                ka.key, int(times[rec]), s, s + size, REASONS[reason],
+                records[rec] if records is not None else None))
+            self._count_late(ka, s, dropped=1)
+
+    def _values(self, ka: KeyArrays, row: list[int], frow: list[float]) -> dict[str, Any]:
+        """``aggregates.result`` of each aggregation of one window (or pane) row (as
+        lists: indexing numpy rows per field costs more than the conversion)."""
+        out: dict[str, Any] = {}
+        objs = ka.objs
+        for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
+            b = K.W_AGG + K.A_WIDTH * j
+            if fn == "count":
+                out[name] = int(row[b + K.A_CNT])
+            elif fn == "sum":
+                out[name] = float(frow[2 * j]) if row[b + K.A_ISF] else int(row[b + K.A_ISUM])
+            elif fn == "mean":
+                c = int(row[b + K.A_CNT])
+                tot = float(frow[2 * j]) if row[b + K.A_ISF] else int(row[b + K.A_ISUM])
+                out[name] = None if c == 0 else float(tot) / c
+            elif fn in ("min", "max"):
+                out[name] = None if not row[b + K.A_HAS] else (
+                    float(frow[2 * j + 1]) if row[b + K.A_EISF] else int(row[b + K.A_EI]))
+            else:
+                out[name] = objs[int(row[b + K.A_OREF])] if row[b + K.A_HAS] else None
+        return out
+
+    def _panes(self, ka: KeyArrays, PR: NDArray[np.int64], PW: NDArray[np.int64],
+               PF: NDArray[np.float64], wm_out: int | None
+               ) -> list[tuple[int, list[Emission]]]:
+        """Each pane row's emissions (retracting: the window's last pane withdrawn first)."""
+        out: list[tuple[int, list[Emission]]] = []
+        now = self.processing_time
+        size = self._size
+        key = ka.key
+        lp = ka.lp
+        pw, pf = PW.tolist(), PF.tolist()
+        for i, (rec, s, timing, idx, is_last, gone) in enumerate(PR.tolist()):
+            row = pw[i]
+            values = self._values(ka, row, pf[i])
+            first_t, last_t = row[K.W_FIRST], row[K.W_LAST]
+            ems: list[Emission] = []
+            if self._retracting:
+                old = lp.get(s)
+                if old is not None:
+                    ems.append(make_pane(
+                        key, old["start"], old["end"], old["timing"], old["pane_index"],
+                        old["pane_index"] == 0, False, True, old["values"], now, wm_out,
+                        old["first_t"], old["last_t"]))
+                if gone:
+                    lp.pop(s, None)
+                else:
+                    lp[s] = {"start": s, "end": s + size, "timing": TIMINGS[timing],
+                             "pane_index": idx, "values": dict(values), "first_t": first_t,
+                             "last_t": last_t}
+            ems.append(make_pane(key, s, s + size, TIMINGS[timing], idx, idx == 0,
+                                 bool(is_last), False, values, now, wm_out, first_t, last_t))
+            out.append((rec, ems))
+        return out
+
+    def _push_deadline(self, ka: KeyArrays) -> None:
+        d = int(K.next_deadline(ka.W, ka.n_w, self._size, self._al, FAR))
+        if d != ka.deadline:
+            ka.deadline = d
+            if d < FAR:
+                heapq.heappush(self._due, (d, ka.kj))
+
+    def _fire(self, touched: list[KeyArrays]) -> list[Emission]:
+        """``Firing._fire`` at the current watermark: the keys of the unit and those with a
+        window whose deadline it reached run their due windows (in start order) and forget
+        the held records no window needs; panes come out by window end, key JSON, start;
+        keys left with nothing are forgotten."""
+        visited: dict[str, KeyArrays] = {ka.kj: ka for ka in touched if
+                                         self.keys.get(ka.kj) is ka}
+        wm_known = self.wm is not None
+        wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
+        if self.ended:
+            visited = dict(self.keys)
+        elif wm_known:
+            heap = self._due
+            while heap and heap[0][0] <= wm0:
+                d, kj = heapq.heappop(heap)
+                ka = self.keys.get(kj)
+                if ka is not None and ka.deadline == d:
+                    visited[kj] = ka
+                    ka.deadline = FAR + 1  # its next deadline gets a fresh heap entry
+        wm_out = None if self.ended else self.wm
+        rows: list[tuple[int, str, list[Emission]]] = []
+        for kj, ka in visited.items():
+            if ka.n_w or ka.n_h:
+                ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g = K.fire_due(
+                    wm_known, wm0, self.ended, self._size, self._al, self._early_n,
+                    self._late_n, self._at_end, self._discarding, self._kinds, ka.RT, ka.RF,
+                    ka.n_h, ka.W, ka.WF, ka.n_w)
+                if n_p:
+                    starts = PR[:n_p, K.P_START].tolist()
+                    for s, (_, ems) in zip(starts, self._panes(
+                            ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out), strict=True):
+                        rows.append((s, kj, ems))
+                for s in GONE[:n_g].tolist():
+                    ka.lp.pop(s, None)
+            if ka.empty():
+                del self.keys[kj]
+            else:
+                self._push_deadline(ka)
+                if len(ka.objs) > 4096:
+                    from jobs.engine.kernels.sliding_trigger_state import compact_objs
+
+                    compact_objs(self, ka)
+        rows.sort(key=lambda r: (r[0], r[1]))
+        return [e for _, _, ems in rows for e in ems]
+
+    def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
+        """Convert the state to the general engine's and let it run from now on (this batch
+        included): exactness over speed for input the arrays cannot hold."""
+        self.handed_over_because = why
+        self.general = Engine(self.defn, state=self.to_engine_state(), watermark=self.mode)
+        return self.general.ingest(batch)
+
+
+__all__ = ["SlidingTriggerEngine"]
