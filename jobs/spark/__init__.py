@@ -11,4 +11,5 @@ Modules (see docs/spark.md):
 - ``sinks``     idempotent per-batch writers (results, late, dead letters)
 - ``runner``    building and running a job's streaming query
 - ``inspect``   reading a job's state store at a snapshot
+- ``worker_daemon`` the Python worker daemon: workers import the installed, compiled pyspark
 """

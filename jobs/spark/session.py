@@ -40,6 +40,7 @@ BASE_CONF: dict[str, str] = {
     "spark.sql.files.openCostInBytes": str(FILE_OPEN_COST_BYTES),
     "spark.driver.extraJavaOptions": THROUGHPUT_GC,
     "spark.executor.extraJavaOptions": THROUGHPUT_GC,
+    "spark.python.daemon.module": "jobs.spark.worker_daemon",
 }
 """Configuration every session gets. Adaptive execution is off because it may coalesce the
 shuffle partitions of a stateful query, which is rejected for stateful operators anyway and only
@@ -53,6 +54,9 @@ With the default (4 MiB) a landed 4.7 MB JSON file became one split holding 95% 
 and one holding 5%, so parsing, the gate and the partial aggregation ran on one core
 (docs/performance.md, "What limits each number"). A small open cost gives one even split per core; files are
 still packed by the same rule, so a batch of many small files does not become many tasks.
+
+``spark.python.daemon.module``: pyspark's worker daemon, started so that workers import the
+installed, byte-compiled pyspark rather than Spark's ``pyspark.zip`` (jobs/spark/worker_daemon.py).
 
 ``-XX:+UseParallelGC`` (driver and executors): a micro-batch job wants throughput more than
 short pauses (its state lives off-heap in RocksDB; the heap holds a batch's rows). Measured

@@ -36,7 +36,9 @@ def test_the_jvm_runs_the_throughput_collector(spark: Any) -> None:
 def test_python_workers_import_from_compiled_bytecode(spark: Any) -> None:
     """``make install`` compiles the dependencies' and tidemark's bytecode once: on a machine
     with ``PYTHONDONTWRITEBYTECODE`` (ours) every Python worker would otherwise compile
-    pandas, NumPy and sqlglot from source when it starts (docs/performance.md, the engine path's limits)."""
+    pandas, NumPy and sqlglot from source when it starts (docs/performance.md, the engine path's limits).
+    pyspark itself comes from the installed, compiled copy, not Spark's ``pyspark.zip``
+    (jobs/spark/worker_daemon.py)."""
 
     def uncompiled(_: Any) -> list[str]:
         """In the worker: the modules an engine task imports that it had to compile."""
@@ -45,7 +47,7 @@ def test_python_workers_import_from_compiled_bytecode(spark: Any) -> None:
         import os
 
         missing = []
-        for name in ("pandas.core.frame", "numpy.lib", "pyarrow.pandas_compat",
+        for name in ("pyspark.worker", "pyspark.sql.pandas.serializers", "pandas.core.frame", "numpy.lib", "pyarrow.pandas_compat",
                      "sqlglot.dialects", "jobs.engine.engine", "jobs.spark.engine_path.processor"):
             source = str(importlib.import_module(name).__file__)
             if not os.path.exists(importlib.util.cache_from_source(source)):
