@@ -33,6 +33,18 @@ LateEntry = tuple[int, int, LateRecord]
 """(arrival index in the batch, window start, late record): sorted for output."""
 
 
+def cached_key_json(cache: dict[tuple[type, Key], str], key: Key) -> str:
+    """``key_json(key)`` through ``cache`` (a key recurs in every unit); floats are cached by
+    their bits: -0.0 == 0.0 to a dict, but they are two keys ("-0.0", "0.0")."""
+    ck = (type(key), key.hex() if type(key) is float else key)
+    kj = cache.get(ck)
+    if kj is None:
+        if len(cache) > 100_000:
+            cache.clear()
+        kj = cache[ck] = key_json(key)
+    return kj
+
+
 class RecordTimes(Sequence[int]):
     """The event times of a key's held records (``[t, seq, inputs]``), for ``bisect``."""
 
@@ -158,14 +170,7 @@ class EngineCore:
         return wm >= POS_INF or wm >= close + self._al
 
     def _kj(self, key: Key) -> str:
-        # floats by their bits: -0.0 == 0.0 to a dict, but they are two keys ("-0.0", "0.0")
-        ck = (type(key), key.hex() if type(key) is float else key)
-        kj = self._kj_cache.get(ck)
-        if kj is None:
-            if len(self._kj_cache) > 100_000:
-                self._kj_cache.clear()
-            kj = self._kj_cache[ck] = key_json(key)
-        return kj
+        return cached_key_json(self._kj_cache, key)
 
     def _new_window(self, kj: str, start: int | None, end: int | None, close: int,
                     born_late: bool) -> WindowState:

@@ -65,36 +65,14 @@ def _grow_f(a, need):
 
 
 @njit(cache=True)
-def _first_at_or_after(RT, n_h, t):
-    lo, hi = 0, n_h
+def _bisect(A, n, col, v, after):
+    """The first row of ``A[:n]`` (sorted on column ``col``) whose value is at or after ``v``,
+    strictly after when ``after``."""
+    lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) // 2
-        if RT[mid, R_T] < t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True)
-def _first_after(RT, n_h, t):
-    lo, hi = 0, n_h
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if RT[mid, R_T] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True)
-def _find_window(W, n_w, s):
-    """The position of start ``s`` in ``W`` (sorted), or where it would go."""
-    lo, hi = 0, n_w
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if W[mid, W_START] < s:
+        x = A[mid, col]
+        if x < v or (after and x == v):
             lo = mid + 1
         else:
             hi = mid
@@ -113,16 +91,16 @@ def _starts(t, size, RT, n_h, wm_known, wm0, al, buf):
     buf[m] = t - size
     m += 1
     # right windows of the records r in [t-size-1, t-1] (ascending, all below t - size... t)
-    lo = _first_at_or_after(RT, n_h, t - size - 1)
-    hi = _first_at_or_after(RT, n_h, t)
+    lo = _bisect(RT, n_h, R_T, t - size - 1, False)
+    hi = _bisect(RT, n_h, R_T, t, False)
     for i in range(lo, hi):
         r = RT[i, R_T]
         if not wm_known or r + size + 2 + al > wm0:
             buf[m] = r + 1
             m += 1
     # windows ending at the records q in [t, t+size]
-    lo = _first_at_or_after(RT, n_h, t)
-    hi = _first_after(RT, n_h, t + size)
+    lo = _bisect(RT, n_h, R_T, t, False)
+    hi = _bisect(RT, n_h, R_T, t + size, True)
     for i in range(lo, hi):
         q = RT[i, R_T]
         if not wm_known or q + size + 2 + al > wm0:
@@ -230,8 +208,8 @@ def _new_window(W, WF, n_w, pos, s, born, blate, size, RT, RF, n_h, kinds):
     W[pos, W_START] = s
     W[pos, W_BORN] = born
     W[pos, W_BLATE] = blate
-    lo = _first_at_or_after(RT, n_h, s)
-    hi = _first_after(RT, n_h, s + size)
+    lo = _bisect(RT, n_h, R_T, s, False)
+    hi = _bisect(RT, n_h, R_T, s + size, True)
     for i in range(lo, hi):
         _add(W, WF, pos, RT, RF, i, kinds)
 
@@ -331,7 +309,7 @@ def ingest_key(
             continue
         RT = _grow_i(RT, n_h + 1)
         RF = _grow_f(RF, n_h + 1)
-        pos = _first_after(RT, n_h, t)  # after every held record at t: a later sequence
+        pos = _bisect(RT, n_h, R_T, t, True)  # after every held record at t: a later sequence
         for i in range(n_h, pos, -1):
             RT[i] = RT[i - 1]
             RF[i] = RF[i - 1]
@@ -363,7 +341,7 @@ def ingest_key(
             if _expired(close, wm_known, wm0, al):
                 LR, n_l = _late_row(LR, n_l, rec, s, EXPIRED)
                 continue
-            w = _find_window(W, n_w, s)
+            w = _bisect(W, n_w, W_START, s, False)
             if w < n_w and W[w, W_START] == s:
                 _add(W, WF, w, RT, RF, pos, kinds)
             else:
@@ -381,10 +359,10 @@ def ingest_key(
                 AR[n_a, 1] = s
                 n_a += 1
         s = t + 1
-        w = _find_window(W, n_w, s)
+        w = _bisect(W, n_w, W_START, s, False)
         if not (w < n_w and W[w, W_START] == s) and not _expired(
                 s + size + 1, wm_known, wm0, al):
-            nxt = _first_after(RT, n_h, t)
+            nxt = _bisect(RT, n_h, R_T, t, True)
             if nxt < n_h and RT[nxt, R_T] <= t + 1 + size:
                 W = _grow_i(W, n_w + 1)
                 WF = _grow_f(WF, n_w + 1)
@@ -396,7 +374,7 @@ def ingest_key(
                 n_t += 1
         if step:
             for i in range(n_t):
-                w = _find_window(W, n_w, touched[i])
+                w = _bisect(W, n_w, W_START, touched[i], False)
                 PR, PW, PF, n_p, dead = _run_window(
                     W, WF, w, rec, wm_known, wm0, False, size, al, early_n, late_n, at_end,
                     False, discarding, kinds, PR, PW, PF, n_p)

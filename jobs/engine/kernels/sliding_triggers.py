@@ -30,11 +30,13 @@ from numpy.typing import NDArray
 from jobs.definition.model import Definition
 from jobs.definition.trigger import effective_trigger
 from jobs.definition.windows import Sliding, kind_class
+from jobs.engine.core import cached_key_json
 from jobs.engine.engine import Engine, WatermarkMode
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
+from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import (
     Emission,
     Key,
@@ -42,7 +44,6 @@ from jobs.engine.records import (
     LateRecord,
     RecordBatch,
     Timing,
-    key_json,
     make_pane,
     plain_key,
 )
@@ -260,13 +261,7 @@ class SlidingTriggerEngine(HandsOver):
         """Accepted-late and dropped counts per (key, window) since the last drain."""
         if self.general is not None:
             return self.general.drain_late_counts()
-        rows = [
-            {"key": v[0], "window_start": v[1], "window_end": v[2], "accepted": v[3],
-             "dropped": v[4]}
-            for _, v in sorted(self.late_deltas.items())
-        ]
-        self.late_deltas.clear()
-        return rows
+        return drain_window_rows(self.late_deltas)
 
     def late_totals(self) -> list[dict[str, Any]]:
         """Accepted-late and dropped counts per key since the engine's state began."""
@@ -281,14 +276,7 @@ class SlidingTriggerEngine(HandsOver):
     # ------------------------------------------------------------------ internals
 
     def _kj(self, key: Key) -> str:
-        # floats by their bits: -0.0 == 0.0 to a dict, but they are two keys (as core._kj)
-        ck = (type(key), key.hex() if type(key) is float else key)
-        kj = self._kj_cache.get(ck)
-        if kj is None:
-            if len(self._kj_cache) > 100_000:
-                self._kj_cache.clear()
-            kj = self._kj_cache[ck] = key_json(key)
-        return kj
+        return cached_key_json(self._kj_cache, key)
 
     def _encode(self, batch: RecordBatch, n: int, times: NDArray[np.int64]) -> tuple[
             NDArray[np.int64], NDArray[np.float64], list[list[Any] | None]]:
