@@ -101,17 +101,28 @@ def _ticks(data: st.DataObject, n: int) -> list[int | None]:
     return [data.draw(st.one_of(st.none(), st.sampled_from([0, 1, 7, 30, 100]))) for _ in range(n)]
 
 
+def check_same_as_general(defn: Definition, insts: list[Instant], data: st.DataObject,
+                          mode: str = "internal", marks_in: tuple[int, int] | None = None) -> None:
+    """Both engines on the same units, clock ticks and (with ``marks_in``) watermarks handed
+    in after units, drawn from that range; the compiled one snapshotted and restored at a
+    drawn unit: the same output and observations after every unit."""
+    ticks = _ticks(data, len(insts))
+    marks = None
+    if marks_in is not None:
+        marks = [data.draw(st.one_of(st.none(), st.integers(*marks_in))) for _ in insts]
+    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
+    t = run(defn, insts, ticks, restore_at, triggered=True, mode=mode, marks=marks)
+    g = run(defn, insts, ticks, None, triggered=False, mode=mode, marks=marks)
+    assert t == g
+
+
 @SETTINGS
 @given(defn=clock_definitions(), insts=instants(), data=st.data())
 def test_processing_clock_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
 ) -> None:
     assert qualifies_triggered(defn)
-    ticks = _ticks(data, len(insts))
-    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
-    t = run(defn, insts, ticks, restore_at, triggered=True)
-    g = run(defn, insts, ticks, None, triggered=False)
-    assert t == g
+    check_same_as_general(defn, insts, data)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -121,12 +132,7 @@ def test_processing_clock_with_external_watermark_matches_general_engine(
 ) -> None:
     """The Spark host drives the watermark; records still take the clock as event time, so
     a host watermark ahead of the clock makes them late."""
-    ticks = _ticks(data, len(insts))
-    marks = [data.draw(st.one_of(st.none(), st.integers(900, 1500))) for _ in insts]
-    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
-    t = run(defn, insts, ticks, restore_at, triggered=True, mode="external", marks=marks)
-    g = run(defn, insts, ticks, None, triggered=False, mode="external", marks=marks)
-    assert t == g
+    check_same_as_general(defn, insts, data, "external", marks_in=(900, 1500))
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -176,12 +182,7 @@ def test_source_watermark_matches_general_engine(
     """Records never move a source watermark; the source's marks do (processing-time
     triggers still fire on clock ticks)."""
     assert qualifies_triggered(defn)
-    ticks = _ticks(data, len(insts))
-    marks = [data.draw(st.one_of(st.none(), st.integers(-30, 150))) for _ in insts]
-    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
-    t = run(defn, insts, ticks, restore_at, triggered=True, marks=marks)
-    g = run(defn, insts, ticks, None, triggered=False, marks=marks)
-    assert t == g
+    check_same_as_general(defn, insts, data, marks_in=(-30, 150))
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -213,11 +214,7 @@ def test_idle_advance_matches_general_engine(
     """Clock ticks move the watermark from the last record's candidate, firing on-time and
     late panes and expiring windows between units; idle bases survive a snapshot."""
     assert qualifies_triggered(defn)
-    ticks = _ticks(data, len(insts))
-    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
-    t = run(defn, insts, ticks, restore_at, triggered=True)
-    g = run(defn, insts, ticks, None, triggered=False)
-    assert t == g
+    check_same_as_general(defn, insts, data)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -226,12 +223,7 @@ def test_idle_advance_with_external_watermark_matches_general_engine(
     defn: Definition, insts: list[Instant], data: st.DataObject
 ) -> None:
     """The Spark host's mode: the host's watermarks are the idle bases."""
-    ticks = _ticks(data, len(insts))
-    marks = [data.draw(st.one_of(st.none(), st.integers(-30, 150))) for _ in insts]
-    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
-    t = run(defn, insts, ticks, restore_at, triggered=True, mode="external", marks=marks)
-    g = run(defn, insts, ticks, None, triggered=False, mode="external", marks=marks)
-    assert t == g
+    check_same_as_general(defn, insts, data, "external", marks_in=(-30, 150))
 
 
 def test_idle_base_survives_the_spark_table_form() -> None:
