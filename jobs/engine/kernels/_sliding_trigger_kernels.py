@@ -47,16 +47,8 @@ P_WIDTH = 6
 
 
 @njit(cache=True)
-def _grow_i(a, need):
-    if need <= a.shape[0]:
-        return a
-    b = np.zeros((max(need, 2 * a.shape[0] + 4), a.shape[1]), dtype=a.dtype)
-    b[:a.shape[0]] = a
-    return b
-
-
-@njit(cache=True)
-def _grow_f(a, need):
+def _grow(a, need):
+    """``a`` with room for ``need`` rows (doubled when it grows; numba compiles one per dtype)."""
     if need <= a.shape[0]:
         return a
     b = np.zeros((max(need, 2 * a.shape[0] + 4), a.shape[1]), dtype=a.dtype)
@@ -218,9 +210,9 @@ def _new_window(W, WF, n_w, pos, s, born, blate, size, RT, RF, n_h, kinds):
 def _emit(W, WF, w, rec, timing, is_last, discarding, kinds, PR, PW, PF, n_p):
     """``Firing._emit``: the pane row (with a copy of the window's rows), then the pane
     bookkeeping. Returns the grown output arrays and ``n_p``."""
-    PR = _grow_i(PR, n_p + 1)
-    PW = _grow_i(PW, n_p + 1)
-    PF = _grow_f(PF, n_p + 1)
+    PR = _grow(PR, n_p + 1)
+    PW = _grow(PW, n_p + 1)
+    PF = _grow(PF, n_p + 1)
     PR[n_p, P_REC] = rec
     PR[n_p, P_START] = W[w, W_START]
     PR[n_p, P_TIMING] = timing
@@ -274,7 +266,7 @@ def _remove_window(W, WF, n_w, w):
 
 @njit(cache=True)
 def _late_row(LR, n_l, rec, s, reason):
-    LR = _grow_i(LR, n_l + 1)
+    LR = _grow(LR, n_l + 1)
     LR[n_l, 0] = rec
     LR[n_l, 1] = s
     LR[n_l, 2] = reason
@@ -307,8 +299,8 @@ def ingest_key(
             for i in range(ns):
                 LR, n_l = _late_row(LR, n_l, rec, buf[i], BEFORE_WM)
             continue
-        RT = _grow_i(RT, n_h + 1)
-        RF = _grow_f(RF, n_h + 1)
+        RT = _grow(RT, n_h + 1)
+        RF = _grow(RF, n_h + 1)
         pos = _bisect(RT, n_h, R_T, t, True)  # after every held record at t: a later sequence
         for i in range(n_h, pos, -1):
             RT[i] = RT[i - 1]
@@ -345,8 +337,8 @@ def ingest_key(
             if w < n_w and W[w, W_START] == s:
                 _add(W, WF, w, RT, RF, pos, kinds)
             else:
-                W = _grow_i(W, n_w + 1)
-                WF = _grow_f(WF, n_w + 1)
+                W = _grow(W, n_w + 1)
+                WF = _grow(WF, n_w + 1)
                 _new_window(W, WF, n_w, w, s, born_next, wm_known and wm0 >= close, size,
                             RT, RF, n_h, kinds)
                 n_w += 1
@@ -354,7 +346,7 @@ def ingest_key(
             touched[n_t] = s
             n_t += 1
             if wm_known and wm0 >= close:
-                AR = _grow_i(AR, n_a + 1)
+                AR = _grow(AR, n_a + 1)
                 AR[n_a, 0] = rec
                 AR[n_a, 1] = s
                 n_a += 1
@@ -364,8 +356,8 @@ def ingest_key(
                 s + size + 1, wm_known, wm0, al):
             nxt = _bisect(RT, n_h, R_T, t, True)
             if nxt < n_h and RT[nxt, R_T] <= t + 1 + size:
-                W = _grow_i(W, n_w + 1)
-                WF = _grow_f(WF, n_w + 1)
+                W = _grow(W, n_w + 1)
+                WF = _grow(WF, n_w + 1)
                 _new_window(W, WF, n_w, w, s, born_next, wm_known and wm0 >= s + size + 1,
                             size, RT, RF, n_h, kinds)
                 n_w += 1
