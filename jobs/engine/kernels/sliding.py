@@ -35,6 +35,7 @@ from jobs.definition.windows import Sliding, kind_class
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_kernels as K
+from jobs.engine.kernels import _sliding_layout as L
 from jobs.engine.kernels.qualify import qualification_problems
 from jobs.engine.kernels.sliding_arrays import (
     BY_REF,
@@ -139,7 +140,7 @@ class SlidingKernelEngine(SlidingState):
         self.objs.extend(objs)
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
-        order = K.by_key(codes, len(self.keys))
+        order = L.by_key(codes, len(self.keys))
         size, al = self._size, self._al
         known = self.wm is not None
         if known:
@@ -159,7 +160,7 @@ class SlidingKernelEngine(SlidingState):
         # the new held records
         self.kstart, self.kend, self.rt = kstart, kend, rt
         (self.rseq, self.rvalid, self.rvi, self.rvf, self.risf, self.rref, self.pc, self.pi,
-         self.pf, absum) = K.relay(perm, len(self.rseq), seq0, self.rseq, self.rvalid, valid,
+         self.pf, absum) = L.relay(perm, len(self.rseq), seq0, self.rseq, self.rvalid, valid,
                                    self.rvi, vi, self.rvf, vf, self.risf, isf, self.rref, ref)
         self.held_abs = max((float(absum[j]) for j, fn in enumerate(self._fns)
                              if fn in ("sum", "mean")), default=0.0)

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from jobs.definition.model import Definition
 from jobs.engine.engine import Engine
 from jobs.engine.kernels import _sliding_kernels as K
+from jobs.engine.kernels import _sliding_layout as L
 from jobs.engine.kernels.handover import HandsOver
 from jobs.engine.vectorized.keys import KeyTable
 
@@ -216,7 +217,7 @@ class SlidingArrays(HandsOver):
         """``K.window_values`` of ``slots`` (in that order): computed by key (in the order of
         ``slots`` within a key: by start for the callers, which makes the records' reads
         sequential), then put back in the order of ``slots``."""
-        order = K.by_key(self.wkey[slots], len(self.keys))
+        order = L.by_key(self.wkey[slots], len(self.keys))
         return K.window_values(
             slots[order], order, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
             self.rseq, self._kinds, self.rvalid, self.rvi, self.rvf, self.risf, self.pc,
