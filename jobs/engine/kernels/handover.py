@@ -9,6 +9,7 @@ from typing import Any
 
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
+from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission
 from jobs.engine.state import EngineState
 
@@ -24,6 +25,14 @@ class HandsOver:
     processing_time: int
     mode: str
     _source: bool
+    late_deltas: dict[str, list[Any]]
+    """Per (key, window) late counts since the last drain (engines that keep them as a dict)."""
+
+    def drain_late_counts(self) -> list[dict[str, Any]]:
+        """Accepted-late and dropped counts per (key, window) since the last drain."""
+        if self.general is not None:
+            return self.general.drain_late_counts()
+        return drain_window_rows(self.late_deltas)
 
     @property
     def max_event_time(self) -> int | None:

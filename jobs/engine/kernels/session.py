@@ -49,7 +49,6 @@ from jobs.engine.kernels.session_state import (
     load_state,
     to_engine_state,
 )
-from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission, RecordBatch, make_pane
 from jobs.engine.state import EngineState
 from jobs.engine.vectorized.values import Unsupported
@@ -323,12 +322,6 @@ class SessionKernelEngine(KeyTriggeredSessions, HandsOver):
                 "last_event_time": last,
             })
         return out
-
-    def drain_late_counts(self) -> list[dict[str, Any]]:
-        """Accepted-late and dropped counts per (key, window) since the last drain."""
-        if self.general is not None:
-            return self.general.drain_late_counts()
-        return drain_window_rows(self.late_deltas)
 
     def late_totals(self) -> list[dict[str, Any]]:
         """Accepted-late and dropped counts per key since the engine's state began."""

@@ -50,6 +50,7 @@ from jobs.engine.kernels.sliding_arrays import (
     _order,
 )
 from jobs.engine.kernels.sliding_state import SlidingKernelState, SlidingState
+from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission, RecordBatch
 from jobs.engine.state import EngineState
 from jobs.engine.vectorized.aggregates import object_array
@@ -273,11 +274,7 @@ class SlidingKernelEngine(SlidingState):
             return self.general.drain_late_counts()
         deltas = self._late_deltas()
         self.late_chunks = []
-        return [
-            {"key": v[0], "window_start": v[1], "window_end": v[2], "accepted": v[3],
-             "dropped": v[4]}
-            for _, v in sorted(deltas.items())
-        ]
+        return drain_window_rows(deltas)
 
     def late_totals(self) -> list[dict[str, Any]]:
         """Accepted-late and dropped counts per key since the engine's state began."""

@@ -36,7 +36,6 @@ from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
-from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import (
     Emission,
     Key,
@@ -256,12 +255,6 @@ class SlidingTriggerEngine(HandsOver):
                     "last_event_time": int(row[K.W_LAST]),
                 })
         return out
-
-    def drain_late_counts(self) -> list[dict[str, Any]]:
-        """Accepted-late and dropped counts per (key, window) since the last drain."""
-        if self.general is not None:
-            return self.general.drain_late_counts()
-        return drain_window_rows(self.late_deltas)
 
     def late_totals(self) -> list[dict[str, Any]]:
         """Accepted-late and dropped counts per key since the engine's state began."""
