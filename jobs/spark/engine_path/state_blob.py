@@ -10,8 +10,14 @@ to be read: ``restore_engine`` loads it, ``general_state`` converts it to the ge
 tags 1 and 2 (checkpoints written before tag 3) still restore on the triggered engine. State that
 MessagePack cannot hold (integers beyond 64 bits, unpaired surrogates) is written as a
 zlib-compressed JSON snapshot (first byte 0x78, no token), the form blobs had before the tags,
-which therefore still restore. RocksDB compresses the store itself, so a tagged blob is not
-compressed again. ``tidemark state`` decodes with the same code.
+which therefore still restore. A tagged blob whose body reaches ``COMPRESS_FROM`` bytes is
+stored LZ4-compressed (tag 4: the token, the inner blob's size, then an LZ4 frame of the inner
+tag and body): RocksDB compresses the store anyway, but the blob crosses the state API whole on
+every save and read (Protobuf messages and pickling in the Python worker, the same and the row
+copy in the JVM, RocksDB's write and the changelog), and the triggered engine's columns shrink
+about 8x (2.1 MB to 0.27 MB for a bucket of 5,000 keys and 11,000 windows, 1.4 ms to compress).
+The token stays outside the frame: a worker whose engine cache hits never decompresses.
+``tidemark state`` decodes with the same code.
 """
 
 from __future__ import annotations
@@ -32,7 +38,13 @@ BLOB_SNAPSHOT = 2
 """Tag: MessagePack of ``state.snapshot()`` (any other engine state)."""
 BLOB_TABLE = 3
 """Tag: MessagePack of ``table_state(engine)`` (the triggered engine on its arrays)."""
+BLOB_LZ4 = 4
+"""Tag: an LZ4 frame of a tag-1, -2 or -3 blob's tag byte and body (``COMPRESS_FROM``)."""
 TOKEN_BYTES = 16
+COMPRESS_FROM = 64 * 1024
+"""Bodies of at least this many bytes are stored compressed (tag 4); smaller ones as they are
+(compressing them saves less than it costs)."""
+_SIZE_BYTES = 8
 
 
 def encode_state(state: EngineSnapshot) -> tuple[bytes, bytes | None]:
@@ -41,7 +53,6 @@ def encode_state(state: EngineSnapshot) -> tuple[bytes, bytes | None]:
 
     from jobs.engine.state import EngineState
 
-    token = os.urandom(TOKEN_BYTES)
     try:
         if isinstance(state, EngineState):
             body = msgspec.msgpack.encode(state.pack())
@@ -52,7 +63,40 @@ def encode_state(state: EngineSnapshot) -> tuple[bytes, bytes | None]:
     except (OverflowError, UnicodeEncodeError, TypeError):
         # not representable in MessagePack: the JSON snapshot (exact for any JSON data)
         return zlib.compress(json.dumps(state.snapshot(), separators=(",", ":")).encode(), 1), None
-    return bytes((tag,)) + token + body, token
+    return tagged(tag, body)
+
+
+def tagged(tag: int, body: bytes) -> tuple[bytes, bytes]:
+    """The blob of ``body`` under ``tag`` with a new token, and the token: compressed (tag 4)
+    when the body reaches ``COMPRESS_FROM`` bytes."""
+    token = os.urandom(TOKEN_BYTES)
+    if len(body) < COMPRESS_FROM:
+        return bytes((tag,)) + token + body, token
+    inner = bytes((tag,)) + body
+    frame = _lz4().compress(inner, asbytes=True)
+    return (bytes((BLOB_LZ4,)) + token + len(inner).to_bytes(_SIZE_BYTES, "little") + frame,
+            token)
+
+
+def opened(blob: bytes) -> bytes:
+    """``blob`` with a compressed one (tag 4) decompressed into the tagged blob it holds
+    (same token); any other blob as it is."""
+    blob = bytes(blob)
+    if blob[:1] != bytes((BLOB_LZ4,)):
+        return blob
+    head = 1 + TOKEN_BYTES
+    size = int.from_bytes(blob[head:head + _SIZE_BYTES], "little")
+    inner = _lz4().decompress(blob[head + _SIZE_BYTES:], decompressed_size=size, asbytes=True)
+    if len(inner) != size or inner[:1] not in (b"\x01", b"\x02", b"\x03"):
+        raise EngineError("engine state blob: the compressed blob (tag 4) does not hold a "
+                          f"tagged blob of {size} bytes")
+    return inner[:1] + blob[1:head] + inner[1:]
+
+
+def _lz4() -> Any:
+    import pyarrow as pa
+
+    return pa.Codec("lz4")
 
 
 def encode_engine(eng: WindowingEngine) -> tuple[bytes, bytes | None]:
@@ -68,14 +112,13 @@ def encode_engine(eng: WindowingEngine) -> tuple[bytes, bytes | None]:
             body = msgspec.msgpack.encode(table_state(eng))
         except (OverflowError, UnicodeEncodeError, TypeError):
             return encode_state(eng.state)
-        token = os.urandom(TOKEN_BYTES)
-        return bytes((BLOB_TABLE,)) + token + body, token
+        return tagged(BLOB_TABLE, body)
     return encode_state(eng.state)
 
 
 def blob_token(blob: bytes) -> bytes | None:
     """The token a tagged blob carries (``None`` for the zlib-JSON form)."""
-    if blob[:1] in (b"\x01", b"\x02", b"\x03"):
+    if blob[:1] in (b"\x01", b"\x02", b"\x03", b"\x04"):
         return bytes(blob[1:1 + TOKEN_BYTES])
     return None
 
@@ -88,7 +131,7 @@ def decode_state(blob: bytes, state_cls: Any) -> Any:
 
     from jobs.engine.state import EngineState
 
-    blob = bytes(blob)
+    blob = opened(blob)
     tag = blob[0] if blob else None
     if tag == BLOB_PACKED:
         return EngineState.unpack(msgspec.msgpack.decode(blob[1 + TOKEN_BYTES:]))
@@ -108,7 +151,7 @@ def restore_engine(defn: Definition, blob: bytes,
                    mode: Literal["internal", "external"]) -> WindowingEngine:
     """The engine ``make_engine`` picks for ``defn``, resumed from ``blob``."""
     probe = make_engine(defn, None, mode)
-    blob = bytes(blob)
+    blob = opened(blob)
     if blob[:1] == bytes((BLOB_TABLE,)):
         import msgspec
 
