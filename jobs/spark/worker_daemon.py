@@ -7,12 +7,26 @@ docs/performance.md). The venv's pyspark is the same release, already byte-compi
 install; this daemon takes the zip off the path when that installed copy exists and carries the
 same version, and keeps the zip otherwise (a cluster whose Python has no pyspark installed).
 The workers the daemon forks inherit its path.
+
+With ``TIDEMARK_WORKER_PRELOAD=engine`` in its environment (``spark.executorEnv``, set by
+``jobs/spark/session.py``) the daemon also imports numba and loads every cached engine kernel
+(``jobs.engine.kernels.__main__.warm``) once, before it forks: each worker's first engine task
+otherwise spent 3.6-3.9 s of CPU importing numba and loading the kernels from numba's cache
+(docs/performance.md). numba without ``parallel=True`` starts no thread, so the fork pyspark
+does after this is safe: after the pre-load the process runs one Python thread (checked by
+:func:`preload`) and two native ones, numpy's OpenBLAS worker and pyarrow's jemalloc background
+thread, both of which any pyspark worker starts anyway and both libraries reset at fork
+(``pthread_atfork``). A daemon that
+only ever serves the native path never runs an engine-path task, and Spark starts it only when a
+Python task runs. A failed pre-load is logged once; workers then load the kernels on first use.
 """
 
 from __future__ import annotations
 
 import importlib.machinery
+import os
 import sys
+import threading
 import zipfile
 from pathlib import Path
 
@@ -44,8 +58,34 @@ def installed_path(path: list[str]) -> list[str]:
     return rest
 
 
+PRELOAD_ENV = "TIDEMARK_WORKER_PRELOAD"
+"""The environment variable naming what the daemon loads before it forks (``engine``)."""
+
+
+def preload() -> bool:
+    """Load numba and every engine kernel into this process (about 2 s of CPU from numba's
+    cache); True when done and no Python thread other than the main one runs afterwards (so
+    forking stays safe). Never raises: a failure is
+    reported on stderr once and the workers load the kernels on first use."""
+    try:
+        from jobs.engine.kernels.__main__ import warm
+
+        warm()
+    except Exception as exc:  # noqa: BLE001 - the workers still load on first use
+        print(f"tidemark worker daemon: engine pre-load failed ({exc!r}); workers load the "
+              "kernels on first use", file=sys.stderr)
+        return False
+    if threading.active_count() != 1:
+        print(f"tidemark worker daemon: {threading.active_count()} Python threads after the "
+              "engine pre-load", file=sys.stderr)
+        return False
+    return True
+
+
 if __name__ == "__main__":
     sys.path[:] = installed_path(sys.path)
+    if os.environ.get(PRELOAD_ENV) == "engine":
+        preload()
     from pyspark import daemon
 
     daemon.manager()

@@ -56,3 +56,23 @@ def test_python_workers_import_from_compiled_bytecode(spark: Any) -> None:
 
     missing = spark.sparkContext.parallelize([0], 1).flatMap(uncompiled).collect()
     assert missing == []
+
+
+def test_python_workers_are_forked_by_a_daemon_holding_numba_already(spark: Any) -> None:
+    """The worker daemon loads numba and the engine kernels before it forks (jobs/spark/
+    worker_daemon.py): an operator sees numba's dispatcher library mapped in the daemon, which
+    never runs a task itself, so every worker it forks starts with it."""
+
+    def daemon(_: Any) -> list[tuple[str, bool]]:
+        import os
+
+        ppid = os.getppid()
+        with open(f"/proc/{ppid}/cmdline", "rb") as f:
+            cmdline = f.read().replace(b"\0", b" ").decode()
+        with open(f"/proc/{ppid}/maps") as f:
+            numba = "numba/_dispatcher" in f.read()
+        return [(cmdline, numba)]
+
+    [(cmdline, numba)] = spark.sparkContext.parallelize([0], 1).flatMap(daemon).collect()
+    assert "jobs.spark.worker_daemon" in cmdline
+    assert numba

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import zipfile
 from pathlib import Path
 
 import pyspark
+import pytest
 
-from jobs.spark.worker_daemon import installed_path
+from jobs.spark.worker_daemon import installed_path, preload
 
 INSTALLED = str(Path(pyspark.__file__).parents[1])
 SPARK_ZIP = Path(pyspark.__file__).parent / "python" / "lib" / "pyspark.zip"
@@ -33,3 +35,49 @@ def test_a_zip_of_another_release_or_no_installed_pyspark_keeps_the_zip(tmp_path
     alone = str(SPARK_ZIP)
     assert installed_path([alone, str(tmp_path)]) == [alone, str(tmp_path)]
     assert installed_path([INSTALLED]) == [INSTALLED]
+
+
+_FORKED = """
+import os, sys
+from jobs.spark import worker_daemon
+if sys.argv[1] == "preload":
+    assert worker_daemon.preload()
+pid = os.fork()
+if pid == 0:
+    numba_loaded = "numba" in sys.modules
+    from numba.core.registry import CPUDispatcher
+    loaded = [name for name, mod in list(sys.modules.items()) if name.startswith("jobs.engine")
+              for obj in vars(mod).values()
+              if isinstance(obj, CPUDispatcher) and obj.signatures]
+    print(numba_loaded, len(loaded))
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+def _forked_child(mode: str) -> str:
+    import os
+    import subprocess
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root}
+    return subprocess.run([sys.executable, "-c", _FORKED, mode], env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_a_worker_forked_after_the_preload_finds_numba_and_the_kernels_loaded() -> None:
+    numba_loaded, kernels = _forked_child("preload").split()
+    assert numba_loaded == "True" and int(kernels) > 0
+    assert _forked_child("none") == "False 0"
+
+
+def test_a_failed_preload_is_reported_and_does_not_raise(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import jobs.engine.kernels.__main__ as kernels_main
+
+    def broken() -> int:
+        raise RuntimeError("no cache")
+
+    monkeypatch.setattr(kernels_main, "warm", broken)
+    assert preload() is False
+    assert "engine pre-load failed" in capsys.readouterr().err
