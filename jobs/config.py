@@ -30,12 +30,14 @@ The settings file (every key optional)::
 :class:`Settings`; every other setting (:data:`OTHER_SETTINGS`) is checked for its type here
 and handed, as text under its variable's name (:attr:`Settings.values`), to the module that
 owns its meaning (the supervisor's policy, log rotation, the UI's sessions, ...), which parses
-it exactly as it parses the variable. Six variables are not settings: ``TIDEMARK_JOB``,
+it exactly as it parses the variable. Seven variables are not settings: ``TIDEMARK_JOB``,
 ``TIDEMARK_VERSION`` and ``TIDEMARK_LAUNCHED`` are written by the launcher into a job's
 environment, ``TIDEMARK_DEMO_KAFKA`` by ``make demo`` (its broker's address),
 ``TIDEMARK_JAR_CACHE`` is read by ``make install``'s bundle fetch (``jobs.jvmdeps``, below this
 module), and ``TIDEMARK_ENGINE_PROFILE`` by the engine path's Python workers when the Spark
-benchmark profiles them (``jobs.spark.engine_path.profiling``).
+benchmark profiles them (``jobs.spark.engine_path.profiling``), and
+``TIDEMARK_WORKER_PRELOAD`` by Spark's Python worker daemon, which every session's executor
+environment gives ``engine`` (``jobs.spark.worker_daemon``).
 """
 
 from __future__ import annotations
@@ -86,6 +88,9 @@ VARIABLES: dict[str, str] = {
     "TIDEMARK_ENGINE_PROFILE": "benchmark only: a directory where the engine path's workers "
                                "write per-task CPU profiles "
                                "(jobs/spark/engine_path/profiling.py)",
+    "TIDEMARK_WORKER_PRELOAD": "engine (set by every Spark session): Spark's Python worker "
+                               "daemon loads the engine kernels once before it forks workers "
+                               "(jobs/spark/worker_daemon.py)",
     "TIDEMARK_JOB_COMMAND": "how the supervisor launches a job, JSON list "
                             "(jobs/lifecycle/policy.py)",
     "TIDEMARK_HEARTBEAT_TIMEOUT_MS": "supervisor: heartbeat timeout (jobs/lifecycle/policy.py)",
