@@ -86,27 +86,9 @@ def _starts(ot, lo, hi, t, size, horizon, limit, buf):
 
 
 @njit(cache=True, inline="always")
-def _has_in(ot, lo, hi, a, b, bottom):
-    """Any held time in (a, b] (``bottom``: ``a`` is near the oldest held time)."""
-    i = _brb(ot, lo, hi, a) if bottom else _brt(ot, lo, hi, a)
-    return i < hi and ot[i] <= b
-
-
-@njit(cache=True, inline="always")
 def _has_at(ot, lo, hi, x, bottom):
     i = _blb(ot, lo, hi, x) if bottom else _blt(ot, lo, hi, x)
     return i < hi and ot[i] == x
-
-
-@njit(cache=True, inline="always")
-def _exists(ot, lo, hi, s, size, bottom):
-    """Whether the live window [s, s+size] exists, from the held times: it is the left window
-    of a record at s+size, or the right window of a record at s-1 holding a record
-    (``bottom``: ``s`` is near the oldest held time, ``s + size`` near the newest)."""
-    if _has_at(ot, lo, hi, s + size, False):
-        return True
-    return (_has_at(ot, lo, hi, s - 1, bottom)
-            and _has_in(ot, lo, hi, s - 1, s + size, bottom))
 
 
 @njit(cache=True)
@@ -191,19 +173,27 @@ def ingest_unit(
                     drop_reason[n_drop] = reason
                     n_drop += 1
                 continue
-            # windows to create, decided on the held times before this record
-            make_left = t - size > hz1 and not _exists(out_t, lo, hi, t - size, size, True)
+            # windows to create, decided on the held times before this record; ``at`` (first
+            # held time > t) and ``pb`` (last < t) answer most of the existence tests
             at = _brt(out_t, lo, hi, t)
             pb = _blt(out_t, lo, at, t) - 1
+            held_t = pb + 1 < at  # a record held at t
+            # [t-size, t] exists iff a record is held at t, or at t-size-1 with one in
+            # (t-size-1, t]: the newest held time below t (or t itself) is that one
+            make_left = (t - size > hz1 and not held_t
+                         and not (pb >= lo and out_t[pb] > t - size - 1
+                                  and _has_at(out_t, lo, hi, t - size - 1, True)))
             make_pred = False
             pred = np.int64(0)
             if pb >= lo:
                 pred = out_t[pb]
+                # [pred+1, pred+1+size] exists iff a held time lies in (pred, pred+1+size]
+                # (a record at pred+1+size is one): the first held time above pred is at pb+1
                 make_pred = (pred >= t - size - 1 and pred > horizon
-                             and not _exists(out_t, lo, hi, pred + 1, size, False))
+                             and not (pb + 1 < hi and out_t[pb + 1] <= pred + 1 + size))
             make_right = (
-                t + 1 > hz1 and _has_in(out_t, lo, hi, t, t + 1 + size, False)
-                and pb + 1 == at and not _has_at(out_t, lo, hi, t + 1 + size, False)
+                t + 1 > hz1 and not held_t and at < hi and out_t[at] <= t + 1 + size
+                and not _has_at(out_t, at, hi, t + 1 + size, True)
             )
             # hold the record (after equal times: (t, seq) order)
             for x in range(hi, at, -1):
