@@ -40,45 +40,58 @@ def _grow(a, n):
 def _starts(ot, lo, hi, t, size, horizon, limit, buf):
     """Ascending distinct starts of the windows containing ``t`` defined by the held times
     ``ot[lo:hi]`` (records at or before ``horizon`` define none; ``t - size`` always), up to
-    ``limit``; written to ``buf`` (grown as needed). Returns ``(buf, count)``."""
-    n = 0
-    # left windows: q - size for q in [t, t+size]; right windows: r + 1 for r in [t-size-1, t-1]
+    ``limit``; written to ``buf`` (grown as needed). Returns ``(buf, count)``.
+
+    The starts are ``t - size``, the left windows ``q - size`` of the held ``q`` in
+    ``[t, t+size]`` and the right windows ``r + 1`` of the held ``r`` in ``[t-size-1, t-1]``:
+    two ascending runs of the slice, whose bounds (horizon, limit) are searched once, then
+    merged without a test per step beyond the merge's own."""
     qa = _blt(ot, lo, hi, t)
     qb = _brt(ot, lo, hi, t + size)
     ra = _blb(ot, lo, hi, t - size - 1)
     rb = qa
+    if horizon >= t - size - 1:  # the held times at or before it are a prefix of the slice
+        h = _brb(ot, lo, hi, horizon)
+        qa = max(qa, h)
+        ra = max(ra, h)
+    if limit < t:  # q - size <= limit and r + 1 <= limit
+        qb = min(qb, _brt(ot, lo, hi, limit + size))
+        rb = min(rb, _brt(ot, lo, hi, limit - 1))
+    need = 1 + max(qb - qa, 0) + max(rb - ra, 0)
+    if need > len(buf):
+        buf = np.empty(2 * need, dtype=np.int64)
+    n = 0
     last = np.int64(-(2**62) - 1)
     s0 = t - size
     if s0 <= limit:
-        if n == len(buf):
-            buf = _grow(buf, n)
-        buf[n] = s0
-        n += 1
+        buf[0] = s0
+        n = 1
         last = s0
     i, j = qa, ra
-    while True:
-        sq = np.int64(2**62)
-        sr = np.int64(2**62)
-        while i < qb and ot[i] <= horizon:
-            i += 1
-        while j < rb and ot[j] <= horizon:
-            j += 1
-        if i < qb:
-            sq = ot[i] - size
-        if j < rb:
-            sr = ot[j] + 1
-        s = sq if sq < sr else sr
-        if s == 2**62 or s > limit:
-            break
-        if s == sq:
+    while i < qb and j < rb:
+        sq = ot[i] - size
+        sr = ot[j] + 1
+        if sq <= sr:
+            s = sq
             i += 1
         else:
+            s = sr
             j += 1
         if s != last:
-            if s < last:  # cannot happen: both sequences ascend from t - size
-                continue
-            if n == len(buf):
-                buf = _grow(buf, n)
+            buf[n] = s
+            n += 1
+            last = s
+    while i < qb:
+        s = ot[i] - size
+        i += 1
+        if s != last:
+            buf[n] = s
+            n += 1
+            last = s
+    while j < rb:
+        s = ot[j] + 1
+        j += 1
+        if s != last:
             buf[n] = s
             n += 1
             last = s
@@ -163,11 +176,11 @@ def ingest_unit(
                     reason = EXPIRED
             if reason >= 0:
                 buf, k = _starts(out_t, lo, hi, t, size, horizon, limit, buf)
+                if n_drop + k > len(drop_idx):
+                    drop_idx = _grow(drop_idx, n_drop + k)
+                    drop_start = _grow(drop_start, n_drop + k)
+                    drop_reason = _grow(drop_reason, n_drop + k)
                 for q in range(k):
-                    if n_drop == len(drop_idx):
-                        drop_idx = _grow(drop_idx, n_drop)
-                        drop_start = _grow(drop_start, n_drop)
-                        drop_reason = _grow(drop_reason, n_drop)
                     drop_idx[n_drop] = i
                     drop_start[n_drop] = buf[q]
                     drop_reason[n_drop] = reason
@@ -206,21 +219,21 @@ def ingest_unit(
             # late lines of expired windows, accepted-late counts of closed ones
             if t - size <= cl:  # every start is >= t - size: none closed otherwise
                 buf, k = _starts(out_t, lo, hi, t, size, horizon, cl, buf)
+                if n_drop + k > len(drop_idx):
+                    drop_idx = _grow(drop_idx, n_drop + k)
+                    drop_start = _grow(drop_start, n_drop + k)
+                    drop_reason = _grow(drop_reason, n_drop + k)
+                if n_acc + k > len(acc_idx):
+                    acc_idx = _grow(acc_idx, n_acc + k)
+                    acc_start = _grow(acc_start, n_acc + k)
                 for q in range(k):
                     s = buf[q]
                     if s <= hz1:
-                        if n_drop == len(drop_idx):
-                            drop_idx = _grow(drop_idx, n_drop)
-                            drop_start = _grow(drop_start, n_drop)
-                            drop_reason = _grow(drop_reason, n_drop)
                         drop_idx[n_drop] = i
                         drop_start[n_drop] = s
                         drop_reason[n_drop] = EXPIRED
                         n_drop += 1
                     else:
-                        if n_acc == len(acc_idx):
-                            acc_idx = _grow(acc_idx, n_acc)
-                            acc_start = _grow(acc_start, n_acc)
                         acc_idx[n_acc] = i
                         acc_start[n_acc] = s
                         n_acc += 1
