@@ -37,76 +37,72 @@ def _grow(a, n):
 
 
 @njit(cache=True)
-def _starts(ot, lo, hi, t, size, horizon, limit, buf):
+def _starts(ot, lo, hi, t, size, horizon, limit, buf, n0):
     """Ascending distinct starts of the windows containing ``t`` defined by the held times
     ``ot[lo:hi]`` (records at or before ``horizon`` define none; ``t - size`` always), up to
-    ``limit``; written to ``buf`` (grown as needed). Returns ``(buf, count)``."""
-    n = 0
-    # left windows: q - size for q in [t, t+size]; right windows: r + 1 for r in [t-size-1, t-1]
+    ``limit``; written to ``buf`` from position ``n0`` on (grown as needed). Returns ``(buf,
+    count)``.
+
+    The starts are ``t - size``, the left windows ``q - size`` of the held ``q`` in
+    ``[t, t+size]`` and the right windows ``r + 1`` of the held ``r`` in ``[t-size-1, t-1]``:
+    two ascending runs of the slice, whose bounds (horizon, limit) are searched once, then
+    merged without a test per step beyond the merge's own."""
     qa = _blt(ot, lo, hi, t)
     qb = _brt(ot, lo, hi, t + size)
     ra = _blb(ot, lo, hi, t - size - 1)
     rb = qa
+    if horizon >= t - size - 1:  # the held times at or before it are a prefix of the slice
+        h = _brb(ot, lo, hi, horizon)
+        qa = max(qa, h)
+        ra = max(ra, h)
+    if limit < t:  # q - size <= limit and r + 1 <= limit
+        qb = min(qb, _brt(ot, lo, hi, limit + size))
+        rb = min(rb, _brt(ot, lo, hi, limit - 1))
+    need = n0 + 1 + max(qb - qa, 0) + max(rb - ra, 0)
+    if need > len(buf):
+        buf = _grow(buf, need)
+    n = n0
     last = np.int64(-(2**62) - 1)
     s0 = t - size
     if s0 <= limit:
-        if n == len(buf):
-            buf = _grow(buf, n)
         buf[n] = s0
         n += 1
         last = s0
     i, j = qa, ra
-    while True:
-        sq = np.int64(2**62)
-        sr = np.int64(2**62)
-        while i < qb and ot[i] <= horizon:
-            i += 1
-        while j < rb and ot[j] <= horizon:
-            j += 1
-        if i < qb:
-            sq = ot[i] - size
-        if j < rb:
-            sr = ot[j] + 1
-        s = sq if sq < sr else sr
-        if s == 2**62 or s > limit:
-            break
-        if s == sq:
+    while i < qb and j < rb:
+        sq = ot[i] - size
+        sr = ot[j] + 1
+        if sq <= sr:
+            s = sq
             i += 1
         else:
+            s = sr
             j += 1
         if s != last:
-            if s < last:  # cannot happen: both sequences ascend from t - size
-                continue
-            if n == len(buf):
-                buf = _grow(buf, n)
             buf[n] = s
             n += 1
             last = s
-    return buf, n
-
-
-@njit(cache=True, inline="always")
-def _has_in(ot, lo, hi, a, b, bottom):
-    """Any held time in (a, b] (``bottom``: ``a`` is near the oldest held time)."""
-    i = _brb(ot, lo, hi, a) if bottom else _brt(ot, lo, hi, a)
-    return i < hi and ot[i] <= b
+    while i < qb:
+        s = ot[i] - size
+        i += 1
+        if s != last:
+            buf[n] = s
+            n += 1
+            last = s
+    while j < rb:
+        s = ot[j] + 1
+        j += 1
+        if s != last:
+            buf[n] = s
+            n += 1
+            last = s
+    return buf, n - n0
 
 
 @njit(cache=True, inline="always")
 def _has_at(ot, lo, hi, x, bottom):
     i = _blb(ot, lo, hi, x) if bottom else _blt(ot, lo, hi, x)
     return i < hi and ot[i] == x
-
-
-@njit(cache=True, inline="always")
-def _exists(ot, lo, hi, s, size, bottom):
-    """Whether the live window [s, s+size] exists, from the held times: it is the left window
-    of a record at s+size, or the right window of a record at s-1 holding a record
-    (``bottom``: ``s`` is near the oldest held time, ``s + size`` near the newest)."""
-    if _has_at(ot, lo, hi, s + size, False):
-        return True
-    return (_has_at(ot, lo, hi, s - 1, bottom)
-            and _has_in(ot, lo, hi, s - 1, s + size, bottom))
 
 
 @njit(cache=True)
@@ -119,11 +115,14 @@ def ingest_unit(
 
     ``horizon``: records at or before it define no window; a start ``s <= hz1`` is expired,
     ``s <= cl`` closed (both -2**62 while the watermark is minus infinity).
-    Returns ``(perm, nkstart, nkend, out_t, win_start, win_key, win_blate, win_cseq, n_win,
-    drop_idx, drop_start, drop_reason, n_drop, acc_idx, acc_start, n_acc)``: ``perm`` holds, for
-    the new CSR, ids into the old held records (``< len(st_t)``) or ``len(st_t) + i`` for unit
-    record ``i``; the windows created, in creation order per key; the late lines (record, start,
-    reason) and the accepted-late (record, start) pairs."""
+    Returns ``(perm, nkstart, nkend, out_t, win_start, win_key, win_blate, win_cseq,
+    drop_start, drop_rec, drop_off, drop_reason, acc_start, acc_rec, acc_off)``: ``perm``
+    holds, for the new CSR, ids into the old held records (``< len(st_t)``) or ``len(st_t) + i``
+    for unit record ``i``; the windows created, in creation order per key; the late lines'
+    starts and the accepted-late pairs' starts, as runs of one record each (its ascending
+    starts): run ``r`` is record ``*_rec[r]`` with starts ``*_start[*_off[r]:*_off[r+1]]``
+    (and, for late lines, reason ``drop_reason[r]``), so no per-line record or reason column
+    is written."""
     S = len(st_t)
     n = len(times)
     total = 0
@@ -139,14 +138,17 @@ def ingest_unit(
     win_blate = np.empty(16, dtype=np.bool_)
     win_cseq = np.empty(16, dtype=np.int64)
     n_win = 0
-    drop_idx = np.empty(16, dtype=np.int64)
-    drop_start = np.empty(16, dtype=np.int64)
-    drop_reason = np.empty(16, dtype=np.int8)
+    drop_start = np.empty(64, dtype=np.int64)
     n_drop = 0
-    acc_idx = np.empty(16, dtype=np.int64)
-    acc_start = np.empty(16, dtype=np.int64)
+    drop_rec = np.empty(16, dtype=np.int64)
+    drop_off = np.zeros(17, dtype=np.int64)
+    drop_reason = np.empty(16, dtype=np.int8)
+    n_drun = 0
+    acc_start = np.empty(64, dtype=np.int64)
     n_acc = 0
-    buf = np.empty(64, dtype=np.int64)
+    acc_rec = np.empty(16, dtype=np.int64)
+    acc_off = np.zeros(17, dtype=np.int64)
+    n_arun = 0
     pos = 0  # write position in the new CSR
     p = 0  # position in order
     for c in range(n_keys):
@@ -180,30 +182,40 @@ def ingest_unit(
                 if mx <= hz1:
                     reason = EXPIRED
             if reason >= 0:
-                buf, k = _starts(out_t, lo, hi, t, size, horizon, limit, buf)
-                for q in range(k):
-                    if n_drop == len(drop_idx):
-                        drop_idx = _grow(drop_idx, n_drop)
-                        drop_start = _grow(drop_start, n_drop)
-                        drop_reason = _grow(drop_reason, n_drop)
-                    drop_idx[n_drop] = i
-                    drop_start[n_drop] = buf[q]
-                    drop_reason[n_drop] = reason
-                    n_drop += 1
+                drop_start, k = _starts(out_t, lo, hi, t, size, horizon, limit, drop_start,
+                                        n_drop)
+                if k:
+                    if n_drun + 1 >= len(drop_rec):
+                        drop_rec = _grow(drop_rec, n_drun)
+                        drop_reason = _grow(drop_reason, n_drun)
+                        drop_off = _grow(drop_off, n_drun + 1)
+                    drop_rec[n_drun] = i
+                    drop_reason[n_drun] = reason
+                    n_drop += k
+                    n_drun += 1
+                    drop_off[n_drun] = n_drop
                 continue
-            # windows to create, decided on the held times before this record
-            make_left = t - size > hz1 and not _exists(out_t, lo, hi, t - size, size, True)
+            # windows to create, decided on the held times before this record; ``at`` (first
+            # held time > t) and ``pb`` (last < t) answer most of the existence tests
             at = _brt(out_t, lo, hi, t)
             pb = _blt(out_t, lo, at, t) - 1
+            held_t = pb + 1 < at  # a record held at t
+            # [t-size, t] exists iff a record is held at t, or at t-size-1 with one in
+            # (t-size-1, t]: the newest held time below t (or t itself) is that one
+            make_left = (t - size > hz1 and not held_t
+                         and not (pb >= lo and out_t[pb] > t - size - 1
+                                  and _has_at(out_t, lo, hi, t - size - 1, True)))
             make_pred = False
             pred = np.int64(0)
             if pb >= lo:
                 pred = out_t[pb]
+                # [pred+1, pred+1+size] exists iff a held time lies in (pred, pred+1+size]
+                # (a record at pred+1+size is one): the first held time above pred is at pb+1
                 make_pred = (pred >= t - size - 1 and pred > horizon
-                             and not _exists(out_t, lo, hi, pred + 1, size, False))
+                             and not (pb + 1 < hi and out_t[pb + 1] <= pred + 1 + size))
             make_right = (
-                t + 1 > hz1 and _has_in(out_t, lo, hi, t, t + 1 + size, False)
-                and pb + 1 == at and not _has_at(out_t, lo, hi, t + 1 + size, False)
+                t + 1 > hz1 and not held_t and at < hi and out_t[at] <= t + 1 + size
+                and not _has_at(out_t, at, hi, t + 1 + size, True)
             )
             # hold the record (after equal times: (t, seq) order)
             for x in range(hi, at, -1):
@@ -215,25 +227,32 @@ def ingest_unit(
             pos += 1
             # late lines of expired windows, accepted-late counts of closed ones
             if t - size <= cl:  # every start is >= t - size: none closed otherwise
-                buf, k = _starts(out_t, lo, hi, t, size, horizon, cl, buf)
-                for q in range(k):
-                    s = buf[q]
-                    if s <= hz1:
-                        if n_drop == len(drop_idx):
-                            drop_idx = _grow(drop_idx, n_drop)
-                            drop_start = _grow(drop_start, n_drop)
-                            drop_reason = _grow(drop_reason, n_drop)
-                        drop_idx[n_drop] = i
-                        drop_start[n_drop] = s
-                        drop_reason[n_drop] = EXPIRED
-                        n_drop += 1
-                    else:
-                        if n_acc == len(acc_idx):
-                            acc_idx = _grow(acc_idx, n_acc)
-                            acc_start = _grow(acc_start, n_acc)
-                        acc_idx[n_acc] = i
-                        acc_start[n_acc] = s
-                        n_acc += 1
+                # ascending starts: the expired ones (late lines), then the closed ones
+                drop_start, k = _starts(out_t, lo, hi, t, size, horizon, cl, drop_start, n_drop)
+                k1 = 0
+                while k1 < k and drop_start[n_drop + k1] <= hz1:
+                    k1 += 1
+                if k > k1:
+                    if n_acc + (k - k1) > len(acc_start):
+                        acc_start = _grow(acc_start, n_acc + (k - k1))
+                    acc_start[n_acc: n_acc + (k - k1)] = drop_start[n_drop + k1: n_drop + k]
+                    if n_arun + 1 >= len(acc_rec):
+                        acc_rec = _grow(acc_rec, n_arun)
+                        acc_off = _grow(acc_off, n_arun + 1)
+                    acc_rec[n_arun] = i
+                    n_acc += k - k1
+                    n_arun += 1
+                    acc_off[n_arun] = n_acc
+                if k1:
+                    if n_drun + 1 >= len(drop_rec):
+                        drop_rec = _grow(drop_rec, n_drun)
+                        drop_reason = _grow(drop_reason, n_drun)
+                        drop_off = _grow(drop_off, n_drun + 1)
+                    drop_rec[n_drun] = i
+                    drop_reason[n_drun] = EXPIRED
+                    n_drop += k1
+                    n_drun += 1
+                    drop_off[n_drun] = n_drop
             # creation, in the general engine's order (ascending starts, then the right one)
             for kind in range(3):
                 if kind == 0:
@@ -261,8 +280,9 @@ def ingest_unit(
         nkstart[c] = lo
         nkend[c] = hi
     return (perm[:pos], nkstart, nkend, out_t[:pos], win_start[:n_win], win_key[:n_win],
-            win_blate[:n_win], win_cseq[:n_win], drop_idx[:n_drop], drop_start[:n_drop],
-            drop_reason[:n_drop], acc_idx[:n_acc], acc_start[:n_acc])
+            win_blate[:n_win], win_cseq[:n_win], drop_start[:n_drop], drop_rec[:n_drun],
+            drop_off[:n_drun + 1], drop_reason[:n_drun], acc_start[:n_acc], acc_rec[:n_arun],
+            acc_off[:n_arun + 1])
 
 
 @njit(cache=True)
@@ -512,59 +532,63 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
 
 
 @njit(cache=True)
-def late_columns(drop_idx, drop_start, drop_reason, codes, times, size, late_drop):
+def late_columns(drop_start, drop_rec, drop_off, drop_reason, codes, times, size, late_drop):
     """One unit's late lines as output columns, in (arrival, start) order: key code, event
     time, window start and end, reason, record position. ``ingest_unit`` writes each record's
-    lines together by ascending start, so a counting sort by record (O(lines + records)) gives
-    that order; adds each line to its key's dropped count in ``late_drop``."""
-    n = len(times)
-    k = len(drop_idx)
-    off = np.zeros(n + 1, dtype=np.int64)
-    for x in drop_idx:
-        off[x + 1] += 1
-    for i in range(n):
-        off[i + 1] += off[i]
+    lines as one run by ascending start (a record has at most one run), so ordering the runs by
+    record gives that order; each run is copied as a block. Adds each line to its key's dropped
+    count in ``late_drop``."""
+    nr = len(drop_rec)
+    k = len(drop_start)
+    runs = np.argsort(drop_rec)
     kc = np.empty(k, dtype=np.int64)
     et = np.empty(k, dtype=np.int64)
     ws = np.empty(k, dtype=np.int64)
     we = np.empty(k, dtype=np.int64)
     rs = np.empty(k, dtype=np.int8)
     idx = np.empty(k, dtype=np.int64)
-    for q in range(k):
-        x = drop_idx[q]
-        at = off[x]
-        off[x] += 1
+    at = 0
+    for r in range(nr):
+        q = runs[r]
+        x = drop_rec[q]
+        a = drop_off[q]
+        b = drop_off[q + 1]
         c = codes[x]
-        late_drop[c] += 1
-        kc[at] = c
-        et[at] = times[x]
-        ws[at] = drop_start[q]
-        we[at] = drop_start[q] + size
-        rs[at] = drop_reason[q]
-        idx[at] = x
+        late_drop[c] += b - a
+        m = b - a
+        kc[at: at + m] = c
+        et[at: at + m] = times[x]
+        rs[at: at + m] = drop_reason[q]
+        idx[at: at + m] = x
+        for y in range(m):
+            st = drop_start[a + y]
+            ws[at + y] = st
+            we[at + y] = st + size
+        at += m
     return kc, et, ws, we, rs, idx
 
 
 @njit(cache=True)
-def late_window_counts(codes, drop_idx, drop_start, acc_idx, acc_start, late_acc):
+def late_window_counts(codes, drop_start, drop_rec, drop_off, acc_start, acc_rec, acc_off,
+                       late_acc):
     """One unit's late counts per window as rows (key code, window start, accepted, dropped),
     one per late line or accepted-late record and window, in one pass (summed per window when
     the engine compacts its chunks or reads them); adds the accepted ones to their key's count
-    in ``late_acc``."""
-    nd = len(drop_idx)
-    na = len(acc_idx)
+    in ``late_acc``. The runs are those of :func:`ingest_unit`."""
+    nd = len(drop_start)
+    na = len(acc_start)
     oc = np.empty(nd + na, dtype=np.int64)
     os_ = np.empty(nd + na, dtype=np.int64)
     oa = np.zeros(nd + na, dtype=np.int64)
     od = np.zeros(nd + na, dtype=np.int64)
-    for q in range(nd):
-        oc[q] = codes[drop_idx[q]]
-        os_[q] = drop_start[q]
-        od[q] = 1
-    for q in range(na):
-        c = codes[acc_idx[q]]
-        late_acc[c] += 1
-        oc[nd + q] = c
-        os_[nd + q] = acc_start[q]
-        oa[nd + q] = 1
+    os_[:nd] = drop_start
+    os_[nd:] = acc_start
+    od[:nd] = 1
+    oa[nd:] = 1
+    for r in range(len(drop_rec)):
+        oc[drop_off[r]: drop_off[r + 1]] = codes[drop_rec[r]]
+    for r in range(len(acc_rec)):
+        c = codes[acc_rec[r]]
+        late_acc[c] += acc_off[r + 1] - acc_off[r]
+        oc[nd + acc_off[r]: nd + acc_off[r + 1]] = c
     return oc, os_, oa, od

@@ -153,8 +153,8 @@ class SlidingKernelEngine(SlidingState):
         else:
             wm0 = horizon = hz1 = cl = -FAR
         seq0 = self.seq
-        (perm, kstart, kend, rt, win_start, win_key, win_blate, win_cseq, drop_idx, drop_start,
-         drop_reason, acc_idx, acc_start) = K.ingest_unit(
+        (perm, kstart, kend, rt, win_start, win_key, win_blate, win_cseq, *late_runs
+         ) = K.ingest_unit(
             len(self.keys), self.kstart, self.kend, self.rt, order, codes, times, seq0,
             self._event_basis, known, wm0, horizon, hz1, cl, size,
         )
@@ -182,7 +182,7 @@ class SlidingKernelEngine(SlidingState):
             self.born_next += nw
             np.add.at(self.key_nwin, win_key, 1)
             self._add_due(slots, win_start + (size + 1), passed=False)
-        late = self._late(batch, codes, drop_idx, drop_start, drop_reason, acc_idx, acc_start)
+        late = self._late(batch, codes, *late_runs)
         np.maximum.at(self.key_max_t, codes, times)
         tmax = int(times.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
@@ -348,19 +348,21 @@ class SlidingKernelEngine(SlidingState):
             refs.shape)
         self.rref = new
 
-    def _late(self, batch: RecordBatch, codes: I64, drop_idx: I64, drop_start: I64,
-              drop_reason: NDArray[np.int8], acc_idx: I64, acc_start: I64) -> LateColumns | None:
-        """Late lines (arrival order, then window start) and late counts of one unit."""
-        if len(drop_idx) == 0 and len(acc_idx) == 0:
+    def _late(self, batch: RecordBatch, codes: I64, drop_start: I64, drop_rec: I64,
+              drop_off: I64, drop_reason: NDArray[np.int8], acc_start: I64, acc_rec: I64,
+              acc_off: I64) -> LateColumns | None:
+        """Late lines (arrival order, then window start) and late counts of one unit, from
+        ``ingest_unit``'s runs (one record's ascending starts each)."""
+        if len(drop_start) == 0 and len(acc_start) == 0:
             return None
         self.late_chunks.append(K.late_window_counts(
-            codes, drop_idx, drop_start, acc_idx, acc_start, self.late_acc))
+            codes, drop_start, drop_rec, drop_off, acc_start, acc_rec, acc_off, self.late_acc))
         if len(self.late_chunks) > 64:
             self._compact_late()
-        if len(drop_idx) == 0:
+        if len(drop_start) == 0:
             return None
         kc, et, ws, we, reason, idx = K.late_columns(
-            drop_idx, drop_start, drop_reason, codes, batch.event_times, self._size,
+            drop_start, drop_rec, drop_off, drop_reason, codes, batch.event_times, self._size,
             self.late_drop)
         records: Any = (object_array(list(batch.records))[idx] if batch.records is not None
                         else [None] * len(idx))
