@@ -31,7 +31,7 @@ Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.
 ``session_final_key_scope`` (per-key watermarks), ``session_count_triggers_key_scope`` /
 ``session_count_triggers_key_idle`` (count triggers, retracting, per-key watermarks, without /
 with idle advance), ``session_final_processing`` (the processing clock),
-``sliding_final``, ``sliding_count_triggers_retracting``), measured like the
+``sliding_final``, ``sliding_count_triggers_retracting``, ``sliding_early_after``), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
@@ -185,6 +185,13 @@ def definition(case: str) -> Definition:
                             on_time=True, late=LateTrigger("count", count=1)),
             **common,
         )
+    if case == "sliding_early_after":  # processing-time early timers on sliding windows
+        return Definition(
+            window=Window("sliding", size=5 * MIN),
+            trigger=Trigger(emit="custom", early=EarlyTrigger("after", duration=MIN),
+                            on_time=True, late=LateTrigger("count", count=1)),
+            **common,
+        )
     if case == "tumbling_emit_current":
         return Definition(window=Window("tumbling", size=15 * MIN),
                           trigger=Trigger(emit="current"), **common)
@@ -214,6 +221,8 @@ CASES = [
     "session_final_processing",
     # sliding windows with count triggers: the compiled SlidingTriggerEngine
     "sliding_count_triggers_retracting",
+    # sliding windows with a processing-time early trigger: the compiled SlidingTriggerEngine
+    "sliding_early_after",
 ]
 
 

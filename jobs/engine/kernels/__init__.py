@@ -1,6 +1,7 @@
 """Compiled (numba) engines for the window kinds the vectorized engine does not cover:
 session windows (:class:`SessionKernelEngine`) and KIP-450 sliding windows
-(:class:`SlidingKernelEngine`; with count triggers :class:`SlidingTriggerEngine`), with the
+(:class:`SlidingKernelEngine`; with triggers or on the processing clock
+:class:`SlidingTriggerEngine`), with the
 general engine's API, output and snapshot format.
 ``qualifies(defn)`` says whether ``make_engine`` may pick one."""
 
@@ -27,7 +28,8 @@ def kernel_engine(
     defn: Definition, state: Any = None, watermark: WatermarkMode = "internal"
 ) -> SessionKernelEngine | SlidingKernelEngine | SlidingTriggerEngine:
     """The kernel engine for a qualifying ``defn`` (the caller checked ``qualifies``)."""
-    if kind_class(defn.window.type) is Sliding and defn.trigger.emit != "final":
+    if kind_class(defn.window.type) is Sliding and (defn.trigger.emit != "final"
+                                                    or defn.uses_processing_time):
         return SlidingTriggerEngine(defn, state=state, watermark=watermark)
     if kind_class(defn.window.type) is Sliding:
         return SlidingKernelEngine(defn, state=state, watermark=watermark)

@@ -37,13 +37,16 @@ BEFORE_WM, EXPIRED = 0, 1
 R_T, R_SEQ, R_AGG = 0, 1, 2
 R_WIDTH = 4
 """Per aggregation in ``RT``: valid, int value, is float, object ref."""
-W_START, W_BORN, W_ELEM, W_PEND, W_EMIT, W_PASSED, W_BLATE, W_FIRST, W_LAST = range(9)
-W_AGG = 9
+W_START, W_BORN, W_ELEM, W_PEND, W_EMIT, W_PASSED, W_BLATE, W_FIRST, W_LAST, W_TIMER = range(10)
+W_AGG = 10
 A_CNT, A_ISUM, A_ISF, A_EI, A_EISF, A_HAS, A_OT, A_OSEQ, A_OREF = range(9)
 A_WIDTH = 9
 P_REC, P_START, P_TIMING, P_INDEX, P_LAST, P_GONE = range(6)
 P_WIDTH = 6
-"""A pane row: record (-1: none), start, timing, pane index, is last, the window is gone."""
+"""A pane row: record (-1: none; a timer's pane: its due time), start, timing, pane index, is
+last, the window is gone."""
+NO_TIMER = np.iinfo(np.int64).max
+"""``W_TIMER`` of a window without a processing-time timer (``WindowState.timer`` None)."""
 
 
 @njit(cache=True)
@@ -197,6 +200,7 @@ def _new_window(W, WF, n_w, pos, s, born, blate, size, RT, RF, n_h, kinds):
         WF[r] = WF[r - 1]
     W[pos] = 0
     WF[pos] = 0.0
+    W[pos, W_TIMER] = NO_TIMER
     W[pos, W_START] = s
     W[pos, W_BORN] = born
     W[pos, W_BLATE] = blate
@@ -223,6 +227,7 @@ def _emit(W, WF, w, rec, timing, is_last, discarding, kinds, PR, PW, PF, n_p):
     PF[n_p] = WF[w]
     W[w, W_EMIT] += 1
     W[w, W_PEND] = 0
+    W[w, W_TIMER] = NO_TIMER
     if discarding:
         _clear(W, WF, w, kinds)
     return PR, PW, PF, n_p + 1
@@ -230,18 +235,23 @@ def _emit(W, WF, w, rec, timing, is_last, discarding, kinds, PR, PW, PF, n_p):
 
 @njit(cache=True)
 def _run_window(W, WF, w, rec, wm_known, wm0, ended, size, al, early_n, late_n, at_end,
-                at_expiry, discarding, kinds, PR, PW, PF, n_p):
-    """``Firing._fire_window`` (count triggers) for window row ``w``. Returns the outputs,
-    ``n_p`` and whether the window is gone (the caller removes its row)."""
+                at_expiry, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv):
+    """``Firing._fire_window`` for window row ``w`` (``early_tv`` / ``late_tv``: the due time
+    an early / a late timer started now gets, ``NO_TIMER`` for a part that is not processing
+    time based). Returns the outputs, ``n_p`` and whether the window is gone (the caller
+    removes its row)."""
     close = W[w, W_START] + size + 1
     if not ended and (not wm_known or wm0 < close):  # early phase
         if early_n > 0 and W[w, W_PEND] > 0 and W[w, W_PEND] >= early_n:
             PR, PW, PF, n_p = _emit(W, WF, w, rec, EARLY, 0, discarding, kinds, PR, PW, PF,
                                     n_p)
+        elif W[w, W_PEND] > 0 and W[w, W_TIMER] == NO_TIMER:
+            W[w, W_TIMER] = early_tv
         return PR, PW, PF, n_p, False
     expired = ended or wm0 >= close + al
     if W[w, W_PASSED] == 0:
         W[w, W_PASSED] = 1
+        W[w, W_TIMER] = NO_TIMER  # pending early timers are dropped when the window passes
         if at_end and W[w, W_BLATE] == 0:
             PR, PW, PF, n_p = _emit(W, WF, w, rec, ON_TIME, 1 if expired else 0, discarding,
                                     kinds, PR, PW, PF, n_p)
@@ -253,6 +263,8 @@ def _run_window(W, WF, w, rec, wm_known, wm0, ended, size, al, early_n, late_n, 
         return PR, PW, PF, n_p, True
     if late_n > 0 and W[w, W_PEND] > 0 and W[w, W_PEND] >= late_n:
         PR, PW, PF, n_p = _emit(W, WF, w, rec, LATE, 0, discarding, kinds, PR, PW, PF, n_p)
+    elif W[w, W_PEND] > 0 and W[w, W_TIMER] == NO_TIMER:
+        W[w, W_TIMER] = late_tv
     return PR, PW, PF, n_p, False
 
 
@@ -276,7 +288,7 @@ def _late_row(LR, n_l, rec, s, reason):
 @njit(cache=True)
 def ingest_key(
     times, seqs, recs, URT, URF, kinds, wm_known, wm0, event_basis, size, al, step,
-    early_n, late_n, at_end, discarding, RT, RF, n_h, W, WF, n_w, born_next,
+    early_n, late_n, at_end, discarding, RT, RF, n_h, W, WF, n_w, born_next, early_tv, late_tv,
 ):
     """One key's records of a unit (``recs``: their arrival indexes; ``URT``/``URF``: their
     held-record rows). Returns ``(RT, RF, n_h, W, WF, n_w, born_next, LR, n_l, AR, n_a, PR,
@@ -369,7 +381,7 @@ def ingest_key(
                 w = _bisect(W, n_w, W_START, touched[i], False)
                 PR, PW, PF, n_p, dead = _run_window(
                     W, WF, w, rec, wm_known, wm0, False, size, al, early_n, late_n, at_end,
-                    False, discarding, kinds, PR, PW, PF, n_p)
+                    False, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv)
                 if dead:
                     PR[n_p - 1, P_GONE] = 1
                     n_w = _remove_window(W, WF, n_w, w)
@@ -377,11 +389,12 @@ def ingest_key(
 
 
 @njit(cache=True)
-def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, discarding, kinds,
-             RT, RF, n_h, W, WF, n_w):
+def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
+             kinds, RT, RF, n_h, W, WF, n_w, early_tv, late_tv):
     """The closing firing for one key (``Firing._fire`` over the key's windows): every
     window whose deadline ``wm0`` reached (all at the end of input), in start order, then the
-    pruning of held records (``Firing._prune_records``). Returns ``(n_h, n_w, PR, PW, PF,
+    pruning of held records (``Firing._prune_records``); a window not due that has pending
+    elements and no timer starts the timer of its phase. Returns ``(n_h, n_w, PR, PW, PF,
     n_p, GONE, n_g)``: the panes and the starts of the windows that went without one."""
     PR = np.zeros((8, P_WIDTH), dtype=np.int64)
     PW = np.zeros((8, W.shape[1]), dtype=np.int64)
@@ -396,14 +409,16 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, discarding
         if due:
             before = n_p
             PR, PW, PF, n_p, dead = _run_window(
-                W, WF, w, -1, wm_known, wm0, ended, size, al, early_n, late_n, at_end, False,
-                discarding, kinds, PR, PW, PF, n_p)
+                W, WF, w, -1, wm_known, wm0, ended, size, al, early_n, late_n, at_end,
+                at_expiry, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv)
             if dead:
                 if n_p > before:
                     PR[n_p - 1, P_GONE] = 1
                 else:
                     GONE[n_g] = W[w, W_START]
                     n_g += 1
+        elif W[w, W_PEND] > 0 and W[w, W_TIMER] == NO_TIMER:
+            W[w, W_TIMER] = late_tv if W[w, W_PASSED] != 0 else early_tv
         if not dead:
             if keep != w:
                 W[keep] = W[w]
@@ -431,4 +446,36 @@ def next_deadline(W, n_w, size, al, far):
         x = close + al if W[w, W_PASSED] != 0 else close
         if x < d:
             d = x
+    return d
+
+
+@njit(cache=True)
+def fire_timers(W, WF, n_w, now, wm_known, wm0, size, discarding, kinds):
+    """``Firing._fire_timers`` on one key's windows: each window whose timer is due at
+    ``now`` drops it and, with pending elements, fires an EARLY pane before its close, a LATE
+    one after. Returns ``(PR, PW, PF, n_p)``, the pane rows in start order with the timer's
+    due time as the record (the caller orders the panes of all keys)."""
+    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
+    PW = np.zeros((8, W.shape[1]), dtype=np.int64)
+    PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
+    n_p = 0
+    for w in range(n_w):
+        due = W[w, W_TIMER]
+        if due > now:
+            continue
+        W[w, W_TIMER] = NO_TIMER
+        if W[w, W_PEND] > 0:
+            early = not wm_known or wm0 < W[w, W_START] + size + 1
+            PR, PW, PF, n_p = _emit(W, WF, w, due, EARLY if early else LATE, 0, discarding,
+                                    kinds, PR, PW, PF, n_p)
+    return PR, PW, PF, n_p
+
+
+@njit(cache=True)
+def next_timer(W, n_w):
+    """The earliest timer of the key's windows (``NO_TIMER``: none)."""
+    d = NO_TIMER
+    for w in range(n_w):
+        if W[w, W_TIMER] < d:
+            d = W[w, W_TIMER]
     return d

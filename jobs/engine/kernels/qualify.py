@@ -5,17 +5,18 @@ nothing fires between the records of an arrival unit: ``emit: final`` (accumulat
 matter: the single pane is the cumulative one; session windows also take any trigger: their
 count triggers run inside the kernel pass, their processing-time timers are an array the
 clock scans), an event-time watermark (of global scope without idle advance but for
-sessions, below; sessions also run on the processing clock, whose watermark is the clock), and aggregates whose accumulators are numbers or one input each (count, sum,
+sessions, below; sessions and sliding windows also run on the processing clock, whose
+watermark is the clock), and aggregates whose accumulators are numbers or one input each (count, sum,
 min, max, mean, first, last; for final sessions also collect and count_distinct). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
-more pass). Sliding windows also run with triggers whose parts fire on counts of elements
-(``emit: current``; ``custom`` with ``early {count}``, ``on_time``, ``late {count}``; any
-accumulation mode): each window keeps accumulators that a record updates inside the kernel
-pass, and each record's count panes fire right after it (:mod:`.sliding_triggers`); sliding
-windows with processing-time parts (``after``, ``every``) are refused, naming
-``trigger.early`` / ``trigger.late``. Anything else runs on the general engine.
+more pass). Sliding windows also run with any trigger
+(``emit: current``; ``custom`` with count or processing-time parts; any accumulation mode):
+each window keeps accumulators that a record updates inside the kernel pass, each record's
+count panes fire right after it, and processing-time timers are a column of the windows'
+array that the clock scans (:mod:`.sliding_triggers`, which also runs ``emit: final`` on the
+processing clock). Anything else runs on the general engine.
 """
 
 from __future__ import annotations
@@ -37,18 +38,11 @@ def qualification_problems(defn: Definition) -> list[str]:
     kind = kind_class(defn.window.type)
     if not issubclass(kind, KERNEL_WINDOWS):
         problems.append(f"window.type: {defn.window.type} has no kernel engine")
-    if defn.trigger.emit != "final" and kind is Sliding:
-        # sliding windows with triggers: count-based early / late parts, on time (any mode)
-        for part in ("early", "late"):
-            p = getattr(defn.trigger, part)
-            if p is not None and p.kind != "count":
-                problems.append(f"trigger.{part}: {p.kind} has no kernel engine for sliding "
-                                "windows (count only)")
-    elif defn.trigger.emit != "final" and kind is not Session:
+    if defn.trigger.emit != "final" and kind not in (Session, Sliding):
         problems.append(f"trigger.emit: {defn.trigger.emit} has no kernel engine (final only)")
-    if defn.uses_processing_time and kind is not Session:
-        problems.append("event_time: the processing clock has no kernel engine (session "
-                        "windows only)")
+    if defn.uses_processing_time and kind not in (Session, Sliding):
+        problems.append("event_time: the processing clock has no kernel engine (session and "
+                        "sliding windows only)")
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
     # per-key watermarks and idle advance: session windows only

@@ -59,6 +59,7 @@ def to_engine_state(eng: SlidingTriggerEngine) -> EngineState:
                 elements=int(row[K.W_ELEM]), pending=int(row[K.W_PEND]),
                 emitted=int(row[K.W_EMIT]), last_pane=dict(lp) if lp is not None else None,
                 passed=bool(row[K.W_PASSED]), born_late=bool(row[K.W_BLATE]),
+                timer=None if row[K.W_TIMER] == K.NO_TIMER else int(row[K.W_TIMER]),
             )
         records: list[list[Any]] = []
         for r in ka.RT[:ka.n_h].tolist():
@@ -135,9 +136,12 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
         # rows by start; W_BORN keeps the creation order (the state's window order)
         for pos, born in enumerate(sorted(range(nw), key=lambda i: wins[i].start or 0)):
             ws = wins[born]
-            if ws.timer is not None or ws.retract or ws.start is None or ws.first_t is None:
-                return "state: a window with a timer, retractions or no records"
+            if ws.retract or ws.start is None or ws.first_t is None:
+                return "state: a window with retractions or no records"
+            if ws.timer is not None and not -K.NO_TIMER < ws.timer < K.NO_TIMER:
+                return "state: a timer beyond 64 bits"
             row = W[pos]
+            row[K.W_TIMER] = K.NO_TIMER if ws.timer is None else ws.timer
             row[K.W_START], row[K.W_BORN] = ws.start, born
             row[K.W_ELEM], row[K.W_PEND], row[K.W_EMIT] = ws.elements, ws.pending, ws.emitted
             row[K.W_PASSED], row[K.W_BLATE] = ws.passed, ws.born_late
@@ -178,9 +182,11 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
     eng.processing_time, eng.wm, eng.ended = st.processing_time, st.watermark, st.ended
     eng.max_t, eng.seq, eng.int_abs = st.max_event_time, st.seq, int_abs
     eng._due = []
+    eng._timers = []
     for ka in keys.values():
         ka.deadline = FAR + 1
         eng._push_deadline(ka)
+        eng._push_timer(ka)
     return None
 
 

@@ -1,7 +1,12 @@
 """SlidingTriggerEngine: the general engine's API, output and snapshot format for KIP-450
-sliding windows that fire more than once (``emit: current``; ``custom`` with count-based
-early / late triggers and ON_TIME; discarding, accumulating, retracting), under a global
-event-time watermark (``bounded`` or ``source``).
+sliding windows that fire more than once (``emit: current``; ``custom`` with count-based or
+processing-time early / late triggers and ON_TIME; discarding, accumulating, retracting),
+under a global event-time watermark (``bounded`` or ``source``) or on the processing clock
+(there also ``emit: final``: every record's time is the clock, the watermark follows it).
+
+A processing-time timer is a column of the window's row (``W_TIMER``), set by the same kernel
+passes that run the window (``Firing._fire_window``); a heap of (due time, key) tells the
+clock which keys to scan (``fire_timers``).
 
 Unlike ``emit: final`` (:mod:`.sliding`), a window's pane depends on when records joined it
 (a pane resets discarding accumulators; a count trigger fires between records), so every
@@ -47,6 +52,7 @@ from jobs.engine.records import (
     plain_key,
 )
 from jobs.engine.state import EngineState
+from jobs.engine.triggers import next_boundary
 from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
 
 FN_CODES = {"count": K.COUNT, "sum": K.SUM, "min": K.MIN, "max": K.MAX, "mean": K.MEAN,
@@ -69,7 +75,7 @@ class KeyArrays:
     time and late totals."""
 
     __slots__ = ("RF", "RT", "W", "WF", "born_next", "deadline", "key", "kj", "lp",
-                 "late_acc", "late_drop", "max_t", "n_h", "n_w", "objs")
+                 "late_acc", "late_drop", "max_t", "n_h", "n_w", "objs", "timer")
 
     def __init__(self, key: Key, kj: str, m: int) -> None:
         self.key, self.kj = key, kj
@@ -83,6 +89,8 @@ class KeyArrays:
         self.max_t: int | None = None
         self.late_acc = self.late_drop = 0
         self.deadline = FAR
+        self.timer = K.NO_TIMER
+        """The due time of this key's entry in the engine's timer heap (``NO_TIMER``: none)."""
 
     def empty(self) -> bool:
         return not (self.n_w or self.n_h or self.late_acc or self.late_drop)
@@ -96,18 +104,22 @@ class SlidingTriggerEngine(HandsOver):
         self, defn: Definition, state: Any = None, watermark: WatermarkMode = "internal"
     ) -> None:
         problems = qualification_problems(defn)
-        if (problems or kind_class(defn.window.type) is not Sliding
-                or defn.trigger.emit == "final"):
+        if problems or kind_class(defn.window.type) is not Sliding or (
+                defn.trigger.emit == "final" and not defn.uses_processing_time):
             raise EngineError("sliding trigger engine: " + "; ".join(
-                problems or ["window.type / trigger.emit: sliding windows with triggers only"]))
+                problems or ["window.type / trigger.emit: sliding windows with triggers (or "
+                             "on the processing clock) only"]))
         if watermark not in ("internal", "external"):
             raise EngineError(f"watermark: must be 'internal' or 'external', not {watermark!r}")
         self.defn = defn
         self.mode: WatermarkMode = watermark
         plan = effective_trigger(defn)
-        self._early_n = plan.early.count or 1 if plan.early is not None else 0
-        self._late_n = plan.late.count or 1 if plan.late is not None else 0
+        self._early_part, self._late_part = plan.early, plan.late
+        self._early_n = plan.early.count or 1 if plan.early and plan.early.kind == "count" else 0
+        self._late_n = plan.late.count or 1 if plan.late and plan.late.kind == "count" else 0
+        self._timed = plan.needs_clock
         self._at_end = plan.at_window_end
+        self._at_expiry = plan.at_expiry
         self._step = plan.fires_on_count
         self._names = [a.name for a in defn.aggregations]
         self._fns = [a.fn for a in defn.aggregations]
@@ -120,7 +132,9 @@ class SlidingTriggerEngine(HandsOver):
         self._retracting = defn.accumulation == "retracting"
         self._delay = defn.watermark.delay
         self._source = defn.watermark.strategy == "source"
-        self._bounded = watermark == "internal" and defn.watermark.strategy == "bounded"
+        self._clock = defn.uses_processing_time
+        self._bounded = (watermark == "internal" and defn.watermark.strategy == "bounded"
+                         and not self._clock)
         self.general: Engine | None = None
         self.handed_over_because: str | None = None
         self.keys: dict[str, KeyArrays] = {}
@@ -132,6 +146,9 @@ class SlidingTriggerEngine(HandsOver):
         self.seq = 0
         self.int_abs = 0
         self._due: list[tuple[int, str]] = []
+        self._timers: list[tuple[int, str]] = []
+        """(due time, key JSON): keys whose windows may hold a timer due then (stale entries
+        are skipped: the key's ``timer`` moved)."""
         self._kj_cache: dict[tuple[type, Key], str] = {}
         if state is not None:
             from jobs.engine.kernels.sliding_trigger_state import load_state
@@ -165,16 +182,18 @@ class SlidingTriggerEngine(HandsOver):
             return self.general.ingest(batch)
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
+        out: list[Emission] = []
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
-            self.processing_time = batch.processing_time
+            out = self.advance_processing_time(batch.processing_time)
         n = len(batch)
         if n == 0:
-            return []
-        times = np.asarray(batch.event_times, dtype=np.int64)
+            return out
+        times = (np.full(n, self.processing_time, dtype=np.int64) if self._clock
+                 else np.asarray(batch.event_times, dtype=np.int64))
         try:
             URT, URF, cols = self._encode(batch, n, times)
         except Unsupported as exc:
-            return self._hand_over(batch, str(exc))
+            return out + self._hand_over(batch, str(exc))
         base = self.seq
         self.seq += n
         groups: dict[str, list[int]] = {}
@@ -187,6 +206,7 @@ class SlidingTriggerEngine(HandsOver):
         per_rec: dict[int, list[Emission]] = {}
         touched: list[KeyArrays] = []
         m = len(self._names)
+        ev, lv = self._timer_values()
         for kj, idxs in groups.items():
             ka = self.keys.get(kj)
             if ka is None:
@@ -205,7 +225,7 @@ class SlidingTriggerEngine(HandsOver):
                 kt, ix + base, ix, urt, URF[ix], self._kinds, wm_known, wm0,
                 self._event_basis, self._size, self._al, self._step, self._early_n,
                 self._late_n, self._at_end, self._discarding, ka.RT, ka.RF, ka.n_h, ka.W,
-                ka.WF, ka.n_w, ka.born_next)
+                ka.WF, ka.n_w, ka.born_next, ev, lv)
             kmax = int(kt.max())
             if ka.max_t is None or kmax > ka.max_t:
                 ka.max_t = kmax
@@ -218,7 +238,7 @@ class SlidingTriggerEngine(HandsOver):
                 for rec, ems in self._panes(ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out):
                     per_rec.setdefault(rec, []).extend(ems)
             touched.append(ka)
-        out = [e for i in sorted(per_rec) for e in per_rec[i]]
+        out.extend(e for i in sorted(per_rec) for e in per_rec[i])
         bmax = int(times.max())
         if self.max_t is None or bmax > self.max_t:
             self.max_t = bmax
@@ -227,6 +247,20 @@ class SlidingTriggerEngine(HandsOver):
             if self.wm is None or cand > self.wm:
                 self.wm = cand
         out.extend(self._fire(touched))
+        return out
+
+    def advance_processing_time(self, now_ms: int) -> list[Emission]:
+        """:meth:`jobs.engine.Engine.advance_processing_time`: the timers due at ``now_ms``
+        fire, then (processing clock) the watermark moves to it."""
+        if self.general is not None:
+            return self.general.advance_processing_time(now_ms)
+        if self.ended or now_ms <= self.processing_time:
+            return []
+        self.processing_time = now_ms
+        out = self._fire_timers(now_ms)
+        if self._clock and self.mode == "internal" and (self.wm is None or now_ms > self.wm):
+            self.wm = now_ms
+            out.extend(self._fire([]))
         return out
 
     def _fire_watermark(self) -> list[Emission]:
@@ -391,6 +425,61 @@ class SlidingTriggerEngine(HandsOver):
             out.append((rec, ems))
         return out
 
+    def _timer_values(self) -> tuple[int, int]:
+        """The due times an early / a late timer started now gets (``NO_TIMER`` for a part
+        that is not processing-time based), as ``Firing._fire_window`` sets them."""
+        now = self.processing_time
+        early, late = self._early_part, self._late_part
+        ev = lv = K.NO_TIMER
+        if early is not None and early.kind == "after":
+            ev = now + (early.duration or 0)
+        elif early is not None and early.kind == "every":
+            ev = next_boundary(now, early.duration or 0, early.align_to)
+        if late is not None and late.kind == "after":
+            lv = now + (late.duration or 0)
+        if ev != K.NO_TIMER:
+            ev = min(ev, K.NO_TIMER - 1)  # a due time beyond int64 never comes
+        if lv != K.NO_TIMER:
+            lv = min(lv, K.NO_TIMER - 1)
+        return ev, lv
+
+    def _push_timer(self, ka: KeyArrays) -> None:
+        if not self._timed:
+            return
+        d = int(K.next_timer(ka.W, ka.n_w))
+        if d < ka.timer:
+            ka.timer = d
+            heapq.heappush(self._timers, (d, ka.kj))
+
+    def _fire_timers(self, now: int) -> list[Emission]:
+        """``Firing._fire_timers``: the panes of the timers due at ``now`` (keys from the
+        timer heap), by due time, window end, key JSON, start."""
+        heap = self._timers
+        keys: dict[str, KeyArrays] = {}
+        while heap and heap[0][0] <= now:
+            d, kj = heapq.heappop(heap)
+            ka = self.keys.get(kj)
+            if ka is not None and ka.timer == d:
+                keys[kj] = ka
+                ka.timer = K.NO_TIMER
+        if not keys:
+            return []
+        wm_known = self.wm is not None
+        wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
+        rows: list[tuple[int, int, str, list[Emission]]] = []
+        for kj, ka in keys.items():
+            PR, PW, PF, n_p = K.fire_timers(ka.W, ka.WF, ka.n_w, now, wm_known, wm0,
+                                            self._size, self._discarding, self._kinds)
+            if n_p:
+                dues = PR[:n_p, K.P_REC].tolist()
+                starts = PR[:n_p, K.P_START].tolist()
+                for due, s, (_, ems) in zip(dues, starts, self._panes(
+                        ka, PR[:n_p], PW[:n_p], PF[:n_p], self.wm), strict=True):
+                    rows.append((due, s, kj, ems))
+            self._push_timer(ka)
+        rows.sort(key=lambda r: r[:3])
+        return [e for *_, ems in rows for e in ems]
+
     def _push_deadline(self, ka: KeyArrays) -> None:
         d = int(K.next_deadline(ka.W, ka.n_w, self._size, self._al, FAR))
         if d != ka.deadline:
@@ -418,13 +507,14 @@ class SlidingTriggerEngine(HandsOver):
                     visited[kj] = ka
                     ka.deadline = FAR + 1  # its next deadline gets a fresh heap entry
         wm_out = None if self.ended else self.wm
+        ev, lv = self._timer_values()
         rows: list[tuple[int, str, list[Emission]]] = []
         for kj, ka in visited.items():
             if ka.n_w or ka.n_h:
                 ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g = K.fire_due(
                     wm_known, wm0, self.ended, self._size, self._al, self._early_n,
-                    self._late_n, self._at_end, self._discarding, self._kinds, ka.RT, ka.RF,
-                    ka.n_h, ka.W, ka.WF, ka.n_w)
+                    self._late_n, self._at_end, self._at_expiry, self._discarding,
+                    self._kinds, ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ev, lv)
                 if n_p:
                     starts = PR[:n_p, K.P_START].tolist()
                     for s, (_, ems) in zip(starts, self._panes(
@@ -436,6 +526,7 @@ class SlidingTriggerEngine(HandsOver):
                 del self.keys[kj]
             else:
                 self._push_deadline(ka)
+                self._push_timer(ka)
                 if len(ka.objs) > 4096:
                     from jobs.engine.kernels.sliding_trigger_state import compact_objs
 
