@@ -10,6 +10,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,7 +23,8 @@ from jobs.definition.model import (
     Window,
 )
 from jobs.engine import Engine, make_engine
-from jobs.engine.kernels import SlidingTriggerEngine
+from jobs.engine.errors import EngineError
+from jobs.engine.kernels import SlidingKernelEngine, SlidingTriggerEngine
 from tests.engine_kernels.strategies import TRIGGERS, event_logs
 from tests.engine_kernels.test_session_timers_vs_engine import (
     EARLY,
@@ -128,3 +130,18 @@ def test_an_early_timer_fires_the_windows_pane_at_its_due_time() -> None:
     assert eng.advance_processing_time(59) == []
     assert _panes(eng.advance_processing_time(60)) == [(-10, 0, "EARLY", 0, False, {"n": 1}, 60)]
     assert eng.advance_processing_time(200) == []  # nothing pending since
+
+
+def test_the_final_only_sliding_engine_refuses_the_processing_clock_and_triggers() -> None:
+    base = Definition(
+        name="s", key="k", event_time="processing", window=Window("sliding", size=10),
+        aggregations=(Aggregation("n", "count"),), watermark=Watermark(),
+    )
+    with pytest.raises(EngineError, match="event_time: the processing clock"):
+        SlidingKernelEngine(base)
+    triggered = replace(base, event_time="t", trigger=Trigger(
+        emit="custom", early=EarlyTrigger("after", duration=60)))
+    with pytest.raises(EngineError, match="trigger.emit: custom"):
+        SlidingKernelEngine(triggered)
+    assert isinstance(make_engine(base), SlidingTriggerEngine)
+    assert isinstance(make_engine(triggered), SlidingTriggerEngine)

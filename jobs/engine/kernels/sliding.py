@@ -80,6 +80,11 @@ class SlidingKernelEngine(SlidingState):
         self, defn: Definition, state: Any = None, watermark: WatermarkMode = "internal"
     ) -> None:
         problems = qualification_problems(defn)
+        # triggers and the processing clock qualify for SlidingTriggerEngine, not this one
+        if defn.trigger.emit != "final":
+            problems.append(f"trigger.emit: {defn.trigger.emit} is SlidingTriggerEngine's")
+        if defn.uses_processing_time:
+            problems.append("event_time: the processing clock is SlidingTriggerEngine's")
         if problems or kind_class(defn.window.type) is not Sliding:
             raise EngineError("sliding kernel engine: " + "; ".join(
                 problems or [f"window.type: {defn.window.type} is not sliding"]))
