@@ -16,8 +16,8 @@ from jobs.definition.model import EarlyTrigger, LateTrigger
 from jobs.engine.kernels import _session_kernels as K
 from jobs.engine.kernels import _session_trigger_kernels as KT
 from jobs.engine.kernels.session_arrays import I64, NO_TIME, WM_CLAMP, SessionArrays
+from jobs.engine.kernels.timers import timer_due_times
 from jobs.engine.records import Emission, LateReason, LateRecord, RecordBatch, Timing, make_pane
-from jobs.engine.triggers import next_boundary
 
 TIMINGS: tuple[Timing, Timing, Timing] = ("EARLY", "ON_TIME", "LATE")
 """Pane timings by the kernels' codes (``KT.EARLY``, ``KT.ON_TIME``, ``KT.LATE``)."""
@@ -37,19 +37,8 @@ class TriggeredSessions(SessionArrays):
         """The due times an early / a late timer started now gets (``KT.NO_TIMER`` for a
         part that is not processing-time based), as ``firing._fire_window`` sets them; the
         floor of due timers is lowered to them."""
-        now = self.processing_time
-        early, late = self._early_part, self._late_part
-        ev = lv = KT.NO_TIMER
-        if early is not None and early.kind == "after":
-            ev = now + (early.duration or 0)
-        elif early is not None and early.kind == "every":
-            ev = next_boundary(now, early.duration or 0, early.align_to)
-        if late is not None and late.kind == "after":
-            lv = now + (late.duration or 0)
-        if ev != KT.NO_TIMER:
-            ev = min(ev, KT.NO_TIMER - 1)  # a due time beyond int64 never comes
-        if lv != KT.NO_TIMER:
-            lv = min(lv, KT.NO_TIMER - 1)
+        ev, lv = timer_due_times(self.processing_time, self._early_part, self._late_part,
+                                 KT.NO_TIMER)
         self.timer_floor = min(self.timer_floor, ev, lv)
         return ev, lv
 

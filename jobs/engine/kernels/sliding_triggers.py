@@ -41,6 +41,7 @@ from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
+from jobs.engine.kernels.timers import timer_due_times
 from jobs.engine.records import (
     Emission,
     Key,
@@ -52,7 +53,6 @@ from jobs.engine.records import (
     plain_key,
 )
 from jobs.engine.state import EngineState
-from jobs.engine.triggers import next_boundary
 from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
 
 FN_CODES = {"count": K.COUNT, "sum": K.SUM, "min": K.MIN, "max": K.MAX, "mean": K.MEAN,
@@ -428,20 +428,8 @@ class SlidingTriggerEngine(HandsOver):
     def _timer_values(self) -> tuple[int, int]:
         """The due times an early / a late timer started now gets (``NO_TIMER`` for a part
         that is not processing-time based), as ``Firing._fire_window`` sets them."""
-        now = self.processing_time
-        early, late = self._early_part, self._late_part
-        ev = lv = K.NO_TIMER
-        if early is not None and early.kind == "after":
-            ev = now + (early.duration or 0)
-        elif early is not None and early.kind == "every":
-            ev = next_boundary(now, early.duration or 0, early.align_to)
-        if late is not None and late.kind == "after":
-            lv = now + (late.duration or 0)
-        if ev != K.NO_TIMER:
-            ev = min(ev, K.NO_TIMER - 1)  # a due time beyond int64 never comes
-        if lv != K.NO_TIMER:
-            lv = min(lv, K.NO_TIMER - 1)
-        return ev, lv
+        return timer_due_times(self.processing_time, self._early_part, self._late_part,
+                               K.NO_TIMER)
 
     def _push_timer(self, ka: KeyArrays) -> None:
         if not self._timed:
