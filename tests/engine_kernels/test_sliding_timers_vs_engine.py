@@ -6,7 +6,6 @@ across a snapshot/restore and from a general engine's state."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -33,7 +32,8 @@ from tests.engine_kernels.test_session_timers_vs_engine import (
     _panes,
     _ticking,
 )
-from tests.engine_kernels.test_session_vs_engine import _batch, _run, check_replay_lines
+from tests.engine_kernels.test_session_vs_engine import _batch, check_replay_lines
+from tests.engine_kernels.test_sliding_triggers_vs_engine import check_general_state_resumes
 from tests.engine_kernels.test_sliding_vs_engine import sliding_definitions, units
 
 
@@ -106,15 +106,7 @@ def test_processing_clock_state_and_observations_match_after_every_unit(
 def test_a_general_engine_state_with_timers_resumes_on_the_compiled_engine(
     defn: Definition, us: list[Any], data: st.DataObject
 ) -> None:
-    cut = data.draw(st.integers(0, len(us)))
-    g = Engine(defn)
-    for u in us[:cut]:
-        g.ingest(_batch(defn, u))
-    resumed = make_engine(defn, state=json.loads(json.dumps(g.state.snapshot())))
-    assert isinstance(resumed, SlidingTriggerEngine) and resumed.general is None
-    k_out, k_seen = _run(resumed, defn, us[cut:], False, None, None)
-    g_out, g_seen = _run(g, defn, us[cut:], False, None, None)
-    assert k_out == g_out and k_seen == g_seen
+    check_general_state_resumes(defn, us, data)
 
 
 def test_an_early_timer_fires_the_windows_pane_at_its_due_time() -> None:

@@ -63,11 +63,10 @@ def test_state_and_observations_match_after_every_unit(
     assert eng.general is None
 
 
-@SETTINGS
-@given(defn=triggered_sliding_definitions(), us=units(), data=st.data())
-def test_a_general_engine_state_resumes_on_the_compiled_engine(
-    defn: Definition, us: list[Any], data: st.DataObject
-) -> None:
+def check_general_state_resumes(defn: Definition, us: list[Any], data: st.DataObject) -> None:
+    """A general engine's state after a drawn number of units, restored by ``make_engine``,
+    runs on the compiled engine (no hand-over) and continues line for line as the general
+    engine does."""
     cut = data.draw(st.integers(0, len(us)))
     g = Engine(defn)
     for u in us[:cut]:
@@ -77,6 +76,14 @@ def test_a_general_engine_state_resumes_on_the_compiled_engine(
     k_out, k_seen = _run(resumed, defn, us[cut:], False, None, None)
     g_out, g_seen = _run(g, defn, us[cut:], False, None, None)
     assert k_out == g_out and k_seen == g_seen
+
+
+@SETTINGS
+@given(defn=triggered_sliding_definitions(), us=units(), data=st.data())
+def test_a_general_engine_state_resumes_on_the_compiled_engine(
+    defn: Definition, us: list[Any], data: st.DataObject
+) -> None:
+    check_general_state_resumes(defn, us, data)
 
 
 def test_other_functions_are_refused_naming_the_field() -> None:
