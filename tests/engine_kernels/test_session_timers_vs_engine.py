@@ -91,17 +91,17 @@ def _ticking(eng: Any, defn: Definition, us: list[Unit], external: bool, swap_at
 
 
 def check_ticking(defn: Definition, us: list[Unit], external: bool,
-                  data: st.DataObject) -> SessionKernelEngine:
+                  data: st.DataObject, engine: Any = SessionKernelEngine) -> Any:
     """Drive the kernel and the general engine through ``us`` with clock ticks between the
     units (and a snapshot/restore of the kernel at a drawn unit): the same output and, after
-    every unit and tick, the same observations. Returns the kernel engine."""
+    every unit and tick, the same observations. Returns the kernel engine (of class
+    ``engine``: the sliding timer tests drive theirs through this too)."""
     mode: Any = "external" if external else "internal"
     swap_at = data.draw(st.one_of(st.none(), st.integers(0, len(us) - 1)))
     ticks = data.draw(st.lists(st.integers(0, 15), min_size=len(us), max_size=len(us)))
-    kernel = SessionKernelEngine(defn, watermark=mode)
+    kernel = engine(defn, watermark=mode)
     k_out, k_seen = _ticking(kernel, defn, us, external, swap_at,
-                             lambda s: SessionKernelEngine(defn, state=s, watermark=mode),
-                             ticks)
+                             lambda s: engine(defn, state=s, watermark=mode), ticks)
     g_out, g_seen = _ticking(Engine(defn, watermark=mode), defn, us, external, None, None,
                              ticks)
     assert k_out == g_out

@@ -21,7 +21,7 @@ from jobs.definition.model import (
     Watermark,
     Window,
 )
-from jobs.engine import Engine, make_engine
+from jobs.engine import make_engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import SlidingKernelEngine, SlidingTriggerEngine
 from tests.engine_kernels.strategies import TRIGGERS, event_logs
@@ -30,7 +30,9 @@ from tests.engine_kernels.test_session_timers_vs_engine import (
     LATE,
     SETTINGS,
     _panes,
-    _ticking,
+)
+from tests.engine_kernels.test_session_timers_vs_engine import (
+    check_ticking as check_session_ticking,
 )
 from tests.engine_kernels.test_session_vs_engine import _batch, check_replay_lines
 from tests.engine_kernels.test_sliding_triggers_vs_engine import check_general_state_resumes
@@ -58,20 +60,10 @@ def clocked_sliding_definitions(draw: st.DrawFn) -> Definition:
 
 def check_ticking(defn: Definition, us: list[Any], external: bool,
                   data: st.DataObject) -> SlidingTriggerEngine:
-    """The compiled engine (restored from its own snapshot at a drawn unit) and the general
-    engine, driven through ``us`` with clock ticks before the units: the same output and,
-    after every unit, the same observations. Returns the compiled engine."""
-    mode: Any = "external" if external else "internal"
-    swap_at = data.draw(st.one_of(st.none(), st.integers(0, len(us) - 1)))
-    ticks = data.draw(st.lists(st.integers(0, 15), min_size=len(us), max_size=len(us)))
-    kernel = SlidingTriggerEngine(defn, watermark=mode)
-    k_out, k_seen = _ticking(kernel, defn, us, external, swap_at,
-                             lambda s: SlidingTriggerEngine(defn, state=s, watermark=mode),
-                             ticks)
-    g_out, g_seen = _ticking(Engine(defn, watermark=mode), defn, us, external, None, None,
-                             ticks)
-    assert k_out == g_out
-    assert k_seen == g_seen
+    """The session timer tests' driver (clock ticks before the units, a snapshot/restore at a
+    drawn unit, observations after every unit) on the compiled sliding engine."""
+    kernel: SlidingTriggerEngine = check_session_ticking(defn, us, external, data,
+                                                         SlidingTriggerEngine)
     return kernel
 
 
