@@ -104,6 +104,57 @@ def stage_totals(spark: Any) -> dict[str, Any]:
 
 
 
+def codegen_totals(spark: Any) -> dict[str, float]:
+    """Whole-stage / expression code generation so far in this JVM (Spark's ``CodegenMetrics``):
+    how many classes Janino compiled and their milliseconds. A query whose generated code
+    differs from batch to batch compiles (and the JIT then recompiles) new classes every
+    batch; one whose code repeats hits Spark's code cache."""
+    m = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    h = m.METRIC_COMPILATION_TIME()
+    n = int(h.getCount())
+    return {"compilations": n, "compile_ms_mean": round(float(h.getSnapshot().getMean()), 1)}
+
+
+THREAD_GROUPS = (("C2 Compiler", "jit_c2"), ("C1 Compiler", "jit_c1"), ("GC Thread", "gc"),
+                 ("G1 ", "gc"), ("Executor task", "tasks"), ("stream executio", "stream_thread"),
+                 ("Thread-", "py4j_callbacks"), ("dag-scheduler", "scheduler"))
+"""JVM thread names (``/proc/<pid>/task/<tid>/comm``, cut at 15 characters) by what they do;
+``Thread-N`` threads are py4j's, which run the driver's Python callbacks (``foreachBatch``)."""
+
+
+def jvm_thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of the live threads of the JVM ``pid``, summed by :data:`THREAD_GROUPS`
+    (the rest as ``other``). Threads that already ended are not counted (the JIT's compiler
+    threads may come and go): a diagnostic of where the JVM's time goes, not a total."""
+    hz = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        group = next((g for pat, g in THREAD_GROUPS if name.startswith(pat)), "other")
+        out[group] = out.get(group, 0.0) + (int(fields[11]) + int(fields[12])) / hz
+    return out
+
+
+def jvm_pid(spark: Any) -> int:
+    """The driver JVM's process id."""
+    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def thread_cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {g: round(after[g] - before.get(g, 0.0), 2)
+            for g in sorted(after, key=lambda g: -(after[g] - before.get(g, 0.0)))}
+
+
 def start_kafka(base: Path, data: Path, events: int, files: int) -> Any:
     """A broker for the Kafka variants, with the generated events in a 2-partition topic (file
     order, keyed by team); the children find it in their environment."""

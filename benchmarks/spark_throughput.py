@@ -73,6 +73,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from spark_kafka_variants import (  # noqa: E402  (after the path)
     KAFKA_VARIANTS,
+    codegen_totals,
+    jvm_pid,
+    jvm_thread_cpu,
     kafka_options,
     kafka_report,
     late_by_window,
@@ -80,6 +83,7 @@ from spark_kafka_variants import (  # noqa: E402  (after the path)
     spark_native_kafka,
     stage_totals,
     start_kafka,
+    thread_cpu_delta,
 )
 
 from jobs.spark.session import ROCKSDB_PROVIDER  # noqa: E402
@@ -162,7 +166,9 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         spark = _plain_session(variant)
     else:
         spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
+    jpid = jvm_pid(spark)
     cpu0 = _tree_cpu_s(os.getpid())
+    threads0, codegen0 = jvm_thread_cpu(jpid), codegen_totals(spark)
     py0 = time.process_time()
     started = time.monotonic()
     gate: str | None = None
@@ -187,6 +193,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         ctx = JobContext.create(defn, settings)
         runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
         cpu0 = _tree_cpu_s(os.getpid())
+        threads0, codegen0 = jvm_thread_cpu(jpid), codegen_totals(spark)
         py0 = time.process_time()
         started = time.monotonic()
         runner.run()
@@ -225,6 +232,10 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         "phases_ms": phase_totals(progress),
     }
     result["tasks"] = stage_totals(spark)  # before the panes are read back
+    result["jvm_threads_cpu_s"] = thread_cpu_delta(threads0, jvm_thread_cpu(jpid))
+    codegen = codegen_totals(spark)
+    result["codegen"] = {"compilations": codegen["compilations"] - codegen0["compilations"],
+                         "compile_ms_mean": codegen["compile_ms_mean"]}
     result["panes"] = _panes(spark, panes_path, variant, work)
     if variant == "tidemark_native_kafka":
         result["late"] = late_by_window(Path(ctx.late_path), work / f"{variant}.late.txt")
