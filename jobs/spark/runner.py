@@ -36,7 +36,13 @@ from jobs.spark.key_layout import choose_key_layout
 from jobs.spark.path_guard import claim_path
 from jobs.spark.plan import SHIFT_FLOOR, shift_for, window_step
 from jobs.spark.schema import CORRUPT_COLUMN
-from jobs.spark.sinks import PANE_COLUMNS, pane_frame, pane_projection, write_panes
+from jobs.spark.sinks import (
+    FLOAT_TYPES,
+    PANE_COLUMNS,
+    pane_frame,
+    pane_projection,
+    write_panes,
+)
 from jobs.spark.sources import ORDER_COLUMNS, arrival_order_columns, read_stream
 from jobs.spark.state_rows import (
     TRACK_CONF,
@@ -93,6 +99,8 @@ class JobRunner:
         self.stop_requested = threading.Event()
         self.reports: list[BatchReport] = []
         self._reported: set[int] = set()
+        self._highest_reported: int | None = None
+        """The newest batch ``drain_progress`` reported (backfilled ones do not count)."""
         self._last_seen: tuple[Any, Any] | None = None
         """(batch id, timestamp) of the newest progress event already drained."""
         self._panes: dict[int, int] = {}
@@ -198,7 +206,8 @@ class JobRunner:
             # functions: Spark compiles the projection once instead of every batch (measured:
             # docs/performance.md, "What limits each number"), and the driver only writes
             emitted_at, watermark = batch_facts(self.spark, self._gate_cfg)
-            aggregated = pane_projection(ctx, aggregated, columns, emitted_at, watermark)
+            aggregated = pane_projection(ctx, aggregated, columns, emitted_at, watermark,
+                                         bare_key=projection.key_type in FLOAT_TYPES)
             counter = self.state_counter = StateRowCounter(
                 ctx.checkpoint, choose_counting(ctx.checkpoint))
 
@@ -382,8 +391,9 @@ class JobRunner:
 
         Called twice a second for as long as the job runs, so it first looks at the newest
         progress event only: when that is the one it saw last time (and nothing was left
-        waiting for its commit), there is nothing to report and the whole ``recentProgress``
-        list (up to 100 events, JSON-decoded) is not fetched."""
+        waiting for its commit), there is nothing to report; when it is the batch after that
+        one, it is the only one to report. Only otherwise is the whole ``recentProgress``
+        list (up to 100 events, JSON-decoded) fetched."""
         q = self.query
         if q is None:
             return
@@ -395,8 +405,12 @@ class JobRunner:
         if seen == self._last_seen:
             return
         pending = False
-        for p in q.recentProgress:
-            prog = _progress_dict(p)
+        # the common case, one batch since the last poll: the newest event is all there is
+        # to report; else the whole list (up to 100 events, each rendered to JSON by the JVM)
+        one_more = (self._highest_reported is not None
+                    and newest.get("batchId") == self._highest_reported + 1)
+        events = [newest] if one_more else [_progress_dict(p) for p in q.recentProgress]
+        for prog in events:
             bid = int(prog["batchId"])
             if bid in self._reported or "addBatch" not in (prog.get("durationMs") or {}):
                 continue  # already reported, or an idle "waiting for data" event
@@ -406,6 +420,7 @@ class JobRunner:
             report = build_report(self.ctx, prog, self._to_ours, self._panes.pop(bid, 0),
                                   self._state_rows.pop(bid, None))
             self._reported.add(bid)
+            self._highest_reported = max(bid, self._highest_reported or bid)
             self.reports.append(report)
             if self.reporter is not None:
                 self.reporter.report(report)

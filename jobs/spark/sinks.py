@@ -32,6 +32,10 @@ PANE_COLUMNS = [
 ]
 
 
+FLOAT_TYPES = frozenset({"float", "double"})
+"""Key types whose canonical text can be a bare NaN / Infinity (``pane_projection``)."""
+
+
 def pane_frame(ctx: JobContext, batch: DataFrame, columns: list[Column], batch_id: int,
                watermark: int | None) -> DataFrame:
     """The batch's panes in the results schema (jobs.spark.schema.PANE_DDL)."""
@@ -42,10 +46,12 @@ def pane_frame(ctx: JobContext, batch: DataFrame, columns: list[Column], batch_i
 
 
 def pane_projection(ctx: JobContext, frame: DataFrame, columns: list[Column],
-                    emitted_at: Column, watermark: Column) -> DataFrame:
+                    emitted_at: Column, watermark: Column, *, bare_key: bool = True
+                    ) -> DataFrame:
     """``frame``'s panes in the results schema: identity, ``columns``, then the batch facts
     (as literals per batch in ``pane_frame``; as the JVM's batch functions inside the native
-    path's streaming query)."""
+    path's streaming query). ``bare_key``: the key's text may be a bare NaN / Infinity (a
+    float key); without it the check is left out of the plan."""
     from pyspark.sql import functions as F
 
     ident = [
@@ -55,8 +61,10 @@ def pane_projection(ctx: JobContext, frame: DataFrame, columns: list[Column],
     ]
     # a float key's canonical text may be bare NaN/Infinity: output writes it as a JSON string
     key = F.col("key")
-    bare = key.isin("NaN", "Infinity", "-Infinity")
-    out_key = F.when(bare, F.concat(F.lit('"'), key, F.lit('"'))).otherwise(key).alias("key")
+    out_key = key.alias("key")
+    if bare_key:
+        bare = key.isin("NaN", "Infinity", "-Infinity")
+        out_key = F.when(bare, F.concat(F.lit('"'), key, F.lit('"'))).otherwise(key).alias("key")
     return frame.select(*ident, *columns).select(
         "job", "version", "store", out_key, "window_start", "window_end", "first_event_time",
         "last_event_time", "timing", F.col("pane_index").cast("int").alias("pane_index"),
