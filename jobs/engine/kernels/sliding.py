@@ -446,7 +446,7 @@ class SlidingKernelEngine(SlidingState):
                 if objs is None:
                     objs = object_array(self.objs)
                 out[name] = side_values(fn, *self._side_ranges(slots), self.rvalid[j],
-                                        self.rref[j], self.rvi[j], objs)
+                                        self.rref[j], self.rvi[j], len(self.distinct), objs)
                 continue
             if fn == "count":
                 out[name] = c

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numba import njit
 from numpy.typing import NDArray
 
@@ -40,6 +39,23 @@ def window_ranges(slots, wstart, wkey, kstart, kend, rt, size):
     return a, b
 
 
+@njit(cache=True)
+def distinct_counts(a, b, valid, code, n_codes):
+    """Per window, the number of distinct codes among its valid records ``[a, b)``: a stamp
+    per code (the last window that counted it), one step per member."""
+    n = len(a)
+    out = np.zeros(n, dtype=np.int64)
+    stamp = np.full(n_codes, -1, dtype=np.int64)
+    for i in range(n):
+        k = 0
+        for x in range(a[i], b[i]):
+            if valid[x] and stamp[code[x]] != i:
+                stamp[code[x]] = i
+                k += 1
+        out[i] = k
+    return out
+
+
 def _members(a: I64, b: I64, valid: NDArray[np.bool_]) -> tuple[I64, I64]:
     """The held records of each window with a valid input: (window index, record) pairs, by
     window, then record."""
@@ -53,23 +69,14 @@ def _members(a: I64, b: I64, valid: NDArray[np.bool_]) -> tuple[I64, I64]:
 
 
 def side_values(fn: str, a: I64, b: I64, valid: NDArray[np.bool_], ref: I64, code: I64,
-                objs: NDArray[Any]) -> NDArray[Any]:
+                n_codes: int, objs: NDArray[Any]) -> NDArray[Any]:
     """Each window's emitted value: ``collect`` a list (object array), ``count_distinct`` an
     int64 count."""
     n = len(a)
-    win, pos = _members(a, b, valid)
     if fn == "count_distinct":
-        if len(pos) == 0:
-            return np.zeros(n, dtype=np.int64)
-        codes = code[pos]
-        span = int(codes.max()) + 1
-        if n * span < 2**62:
-            packed = np.asarray(pd.unique(win * span + codes), dtype=np.int64)
-            owners = packed // span
-        else:  # pragma: no cover - billions of windows times distinct values
-            pairs = np.unique(np.stack([win, codes]), axis=1)
-            owners = pairs[0]
-        return np.bincount(owners, minlength=n).astype(np.int64)
+        counts: NDArray[np.int64] = distinct_counts(a, b, valid, code, n_codes)
+        return counts
+    win, pos = _members(a, b, valid)
     vals = objs[ref[pos]].tolist()
     bounds = np.cumsum(np.bincount(win, minlength=n)).tolist()
     out = np.empty(n, dtype=object)
