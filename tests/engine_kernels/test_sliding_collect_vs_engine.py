@@ -32,6 +32,7 @@ from jobs.spark.engine_path.state_blob import decode_state, encode_state
 from tests.engine_kernels.test_session_collect_vs_engine import MIXED, SIDE_AGGS, mixed_logs
 from tests.engine_kernels.test_session_vs_engine import check_replay_lines
 from tests.engine_kernels.test_sliding_vs_engine import (
+    ODD,
     Unit,
     _batch,
     _run,
@@ -93,6 +94,18 @@ def test_a_general_engine_state_resumes_on_the_kernel_engine(
     assert resumed.general is None
     k_out, k_seen = _run(resumed, defn, us[cut:], False, None, None)
     g_out, g_seen = _run(g, defn, us[cut:], False, None, None)
+    assert k_out == g_out and k_seen == g_seen
+
+
+@SETTINGS
+@given(us=units(ODD))
+def test_a_hand_over_carries_the_lists_and_sets(us: list[Unit]) -> None:
+    """A min input the arrays cannot hold (a string, an int beyond 2**53) hands the state over
+    to the general engine, lists and sets included, with the same output."""
+    defn = replace(DEFN, aggregations=(*DEFN.aggregations, Aggregation("lo", "min", "x")),
+                   watermark=Watermark(delay=5))
+    k_out, k_seen = _run(SlidingKernelEngine(defn), defn, us, False, None, None)
+    g_out, g_seen = _run(Engine(defn), defn, us, False, None, None)
     assert k_out == g_out and k_seen == g_seen
 
 
