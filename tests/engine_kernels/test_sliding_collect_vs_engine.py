@@ -158,3 +158,34 @@ def test_triggered_sliding_windows_and_the_processing_clock_refuse_naming_the_fi
                   replace(DEFN, event_time=PROCESSING)):
         assert type(make_engine(other)) is Engine
         assert "aggregations.c: fn collect has no kernel engine" in qualification_problems(other)
+
+
+class _Compacting(SlidingKernelEngine):
+    """Compacts its objects and distinct values after every unit (the engine does it past
+    65536 objects)."""
+
+    def ingest_columns(self, batch: RecordBatch) -> Any:
+        out = super().ingest_columns(batch)
+        self._compact_objs()
+        return out
+
+
+@SETTINGS
+@given(us=units(MIXED), data=st.data())
+def test_compacting_the_objects_and_distinct_values_changes_nothing(
+    us: list[Unit], data: st.DataObject
+) -> None:
+    defn = replace(DEFN, watermark=Watermark(delay=data.draw(st.sampled_from([0, 5]))),
+                   allowed_lateness=data.draw(st.sampled_from([0, 10])))
+    eng = _Compacting(defn)
+    k_out, k_seen = _run(eng, defn, us, False, None, None)
+    g_out, g_seen = _run(Engine(defn), defn, us, False, None, None)
+    assert k_out == g_out and k_seen == g_seen
+
+
+def test_distinct_values_of_expired_records_are_forgotten() -> None:
+    defn = replace(DEFN, watermark=Watermark(delay=0), allowed_lateness=0)
+    eng = _Compacting(defn)
+    for i in range(20):
+        eng.ingest(_batch(defn, (i, [("a", 100 * i, f"v{i}-{k}") for k in range(10)])))
+    assert len(eng.distinct) <= 40  # 200 without compaction

@@ -49,7 +49,7 @@ from jobs.engine.kernels.sliding_arrays import (
     _clamp,
     _order,
 )
-from jobs.engine.kernels.sliding_side import SIDE_FNS, side_values
+from jobs.engine.kernels.sliding_side import SIDE_FNS, compact_codes, side_values
 from jobs.engine.kernels.sliding_state import SlidingKernelState, SlidingState
 from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission, RecordBatch
@@ -344,7 +344,8 @@ class SlidingKernelEngine(SlidingState):
 
     def _compact_objs(self) -> None:
         """Drop the input objects no held record refers to, when they are most of the list
-        (it grows by every unit's values of count-of-expression, first and last)."""
+        (it grows by every unit's values of count-of-expression, first, last, collect and
+        count_distinct), and the distinct values no held record has."""
         rows = [j for j, (fn, star) in enumerate(zip(self._fns, self._star, strict=True))
                 if fn in BY_REF and not star]
         if not rows:
@@ -353,6 +354,12 @@ class SlidingKernelEngine(SlidingState):
         live = np.zeros(self.rref.shape[1], dtype=np.bool_)
         for c0, c1 in zip(self.kstart.tolist(), self.kend.tolist(), strict=True):
             live[c0:c1] = True
+        cd = np.array([j for j, fn in enumerate(self._fns) if fn == "count_distinct"],
+                      dtype=np.int64)
+        if len(cd):
+            at = np.ix_(cd, np.flatnonzero(live))
+            self.distinct, self.rvi[at] = compact_codes(self.distinct, self.rvi[at],
+                                                        self.rvalid[at])
         refs = self.rref[rows][:, live]
         if 4 * refs.size >= len(self.objs):
             return

@@ -20,6 +20,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from jobs.engine.kernels._sliding_search import _bl, _br
+from jobs.engine.vectorized.value_codes import ValueTable
 
 I64 = NDArray[np.int64]
 SIDE_FNS = ("collect", "count_distinct")
@@ -99,3 +100,15 @@ def side_accs(fn: str, a: I64, b: I64, valid: NDArray[np.bool_], ref: I64, rt: I
         else:
             out.append([[int(rt[x]), int(rseq[x]), objs[int(ref[x])]] for x in xs])
     return out
+
+
+def compact_codes(table: ValueTable, codes: I64, valid: NDArray[np.bool_]
+                  ) -> tuple[ValueTable, I64]:
+    """A table of only the values the live records' valid ``codes`` use, and ``codes`` in it
+    (0 where not valid): the table otherwise keeps every distinct value the stream showed."""
+    if 4 * int(valid.sum()) >= len(table):
+        return table, codes
+    used, new = np.unique(codes[valid], return_inverse=True)
+    out = np.zeros(codes.shape, dtype=np.int64)
+    out[valid] = new.ravel()
+    return ValueTable([table.tokens[c] for c in used.tolist()]), out
