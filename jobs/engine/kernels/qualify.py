@@ -63,8 +63,12 @@ def qualification_problems(defn: Definition) -> list[str]:
         if a.fn in SESSION_SIDE_FNS and kind is Session and defn.trigger.emit == "final" and (
                 defn.window.gap or 0) >= 1:
             continue
-        if a.fn in SLIDING_SIDE_FNS and kind is Sliding and defn.trigger.emit == "final" and (
-                not defn.uses_processing_time):
+        if a.fn in SLIDING_SIDE_FNS and kind is Sliding:
+            if defn.trigger.emit == "final" and not defn.uses_processing_time:
+                continue
+            problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine for sliding "
+                            "windows with triggers or the processing clock (emit: final on "
+                            "event time only)")
             continue
         if a.fn not in KERNEL_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine")
