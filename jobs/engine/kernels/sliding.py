@@ -8,7 +8,8 @@ the state holds no accumulator per window: the held records (one CSR of arrays s
 event time and arrival), and per window its start, creation data and whether the watermark
 passed its close. One kernel pass applies a unit's records (window creation, late lines,
 accepted-late counts), the watermark advances once, a second pass pops the windows it closes or
-expires, and their values are computed from the records (prefix sums for counts and int sums).
+expires, and their values are computed from the records (prefix sums for counts and int sums;
+``collect`` and ``count_distinct`` from the window's range of records, :mod:`.sliding_side`).
 Cost per record: a few binary searches plus its late lines; a window costs its creation and its
 pane, never one step per record that joins it.
 
