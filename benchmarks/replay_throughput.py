@@ -31,7 +31,8 @@ Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.
 ``session_final_key_scope`` (per-key watermarks), ``session_count_triggers_key_scope`` /
 ``session_count_triggers_key_idle`` (count triggers, retracting, per-key watermarks, without /
 with idle advance), ``session_final_processing`` (the processing clock),
-``sliding_final``, ``sliding_count_triggers_retracting``, ``sliding_early_after``), measured like the
+``sliding_final``, ``sliding_count_triggers_retracting``, ``sliding_early_after``,
+``sliding_final_collect``), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
@@ -128,6 +129,9 @@ def definition(case: str) -> Definition:
                           **{**common, "watermark": Watermark(delay=10_000, scope="key")})
     if case == "sliding_final":
         return Definition(window=Window("sliding", size=5 * MIN), **common)
+    if case == "sliding_final_collect":
+        return Definition(window=Window("sliding", size=5 * MIN),
+                          **{**common, "aggregations": OBJECT_AGGS})
     if case == "tumbling_early_late":
         return Definition(
             window=Window("tumbling", size=15 * MIN),
@@ -223,6 +227,8 @@ CASES = [
     "sliding_count_triggers_retracting",
     # sliding windows with a processing-time early trigger: the compiled SlidingTriggerEngine
     "sliding_early_after",
+    # sliding windows with collect and count_distinct: the compiled SlidingKernelEngine
+    "sliding_final_collect",
 ]
 
 

@@ -273,8 +273,11 @@ def test_make_engine_picks_the_fast_path_only_when_it_qualifies() -> None:
     assert type(session).__name__ == "SessionKernelEngine"
     sliding = make_engine(_defn(window={"type": "sliding", "size": "1s"}))
     assert type(sliding).__name__ == "SlidingKernelEngine"
-    general = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=[
-        {"name": "all", "fn": "collect", "of": "score"}]))
+    collect = [{"name": "all", "fn": "collect", "of": "score"}]
+    final = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=collect))
+    assert type(final).__name__ == "SlidingKernelEngine"
+    general = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=collect,
+                                trigger={"emit": "current"}))
     assert isinstance(general, Engine)
     assert isinstance(make_engine(_defn(), vectorized=False), Engine)
     fast = make_engine(_defn())

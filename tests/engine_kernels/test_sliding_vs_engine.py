@@ -188,7 +188,7 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
                       SlidingTriggerEngine)
     for other in (
         replace(base, watermark=Watermark(scope="key")),
-        replace(base, aggregations=(Aggregation("c", "collect", "x"),)),
+        replace(base, aggregations=(Aggregation("c", "collect", "x"),), trigger=Trigger("current")),
     ):
         assert type(make_engine(other)) is Engine
 

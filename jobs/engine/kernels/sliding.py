@@ -8,7 +8,8 @@ the state holds no accumulator per window: the held records (one CSR of arrays s
 event time and arrival), and per window its start, creation data and whether the watermark
 passed its close. One kernel pass applies a unit's records (window creation, late lines,
 accepted-late counts), the watermark advances once, a second pass pops the windows it closes or
-expires, and their values are computed from the records (prefix sums for counts and int sums).
+expires, and their values are computed from the records (prefix sums for counts and int sums;
+``collect`` and ``count_distinct`` from the window's range of records, :mod:`.sliding_side`).
 Cost per record: a few binary searches plus its late lines; a window costs its creation and its
 pane, never one step per record that joins it.
 
@@ -49,6 +50,7 @@ from jobs.engine.kernels.sliding_arrays import (
     _clamp,
     _order,
 )
+from jobs.engine.kernels.sliding_side import SIDE_FNS, compact_codes, side_values
 from jobs.engine.kernels.sliding_state import SlidingKernelState, SlidingState
 from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission, RecordBatch
@@ -62,7 +64,12 @@ from jobs.engine.vectorized.emission_columns import (
     PaneColumns,
 )
 from jobs.engine.vectorized.geometry import WM_INF, WM_NONE
-from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
+from jobs.engine.vectorized.values import (
+    Unsupported,
+    null_mask,
+    numeric_column,
+    object_values,
+)
 
 
 def _or_none(mask: NDArray[np.bool_], values: NDArray[Any]) -> NDArray[Any]:
@@ -260,7 +267,8 @@ class SlidingKernelEngine(SlidingState):
         order = sorted(range(len(slots)), key=lambda i: (kjs[k[i]], int(self.wstart[slots[i]])))
         slots = slots[order]
         vals = self._window_values(slots)
-        values = _value_dicts(self._names, [v.tolist() for v in self._value_columns(vals).values()])
+        values = _value_dicts(self._names, [
+            v.tolist() for v in self._value_columns(vals, slots).values()])
         first_t, last_t, elements = (v.tolist() for v in vals[:3])
         out = []
         for i, w in enumerate(slots.tolist()):
@@ -314,10 +322,13 @@ class SlidingKernelEngine(SlidingState):
             raw = batch.columns.get(name)
             if raw is None:
                 raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
-            if fn in BY_REF:
-                valid[j] = null_mask(raw, n)
+            if fn in BY_REF:  # any value, lists included: one element each
+                ov = object_values(raw, n)
+                valid[j] = null_mask(ov, n)
                 ref[j] = np.arange(n, dtype=np.int64) + len(self.objs) + len(objs)
-                objs.extend(raw.tolist() if isinstance(raw, np.ndarray) else raw)
+                objs.extend(ov.tolist())
+                if fn == "count_distinct":
+                    vi[j, valid[j]] = self.distinct.encode(ov[valid[j]])
                 continue
             col = numeric_column(name, raw, n)
             if col.max_abs_int > EXACT_INT:
@@ -334,7 +345,8 @@ class SlidingKernelEngine(SlidingState):
 
     def _compact_objs(self) -> None:
         """Drop the input objects no held record refers to, when they are most of the list
-        (it grows by every unit's values of count-of-expression, first and last)."""
+        (it grows by every unit's values of count-of-expression, first, last, collect and
+        count_distinct), and the distinct values no held record has."""
         rows = [j for j, (fn, star) in enumerate(zip(self._fns, self._star, strict=True))
                 if fn in BY_REF and not star]
         if not rows:
@@ -343,6 +355,12 @@ class SlidingKernelEngine(SlidingState):
         live = np.zeros(self.rref.shape[1], dtype=np.bool_)
         for c0, c1 in zip(self.kstart.tolist(), self.kend.tolist(), strict=True):
             live[c0:c1] = True
+        cd = np.array([j for j, fn in enumerate(self._fns) if fn == "count_distinct"],
+                      dtype=np.int64)
+        if len(cd):
+            at = np.ix_(cd, np.flatnonzero(live))
+            self.distinct, self.rvi[at] = compact_codes(self.distinct, self.rvi[at],
+                                                        self.rvalid[at])
         refs = self.rref[rows][:, live]
         if 4 * refs.size >= len(self.objs):
             return
@@ -416,21 +434,28 @@ class SlidingKernelEngine(SlidingState):
             window_end=start + self._size,
             timing=np.full(n, TIMINGS.index("ON_TIME"), dtype=np.int8),
             pane_index=np.zeros(n, dtype=np.int64), is_first=ones, is_last=ones,
-            retraction=np.zeros(n, dtype=np.bool_), values=self._value_columns(vals),
+            retraction=np.zeros(n, dtype=np.bool_), values=self._value_columns(vals, slots),
             emitted_at=np.full(n, self.processing_time, dtype=np.int64),
             watermark=np.full(n, wm, dtype=np.int64),
             first_event_time=vals[0], last_event_time=vals[1],
         )
 
-    def _value_columns(self, vals: tuple[Any, ...]) -> dict[str, NDArray[Any]]:
-        """Per aggregation, its value per window (``aggregates.result``'s rules): int64 or
-        float64 when every value has that type, else an object array of the Python values."""
+    def _value_columns(self, vals: tuple[Any, ...], slots: I64) -> dict[str, NDArray[Any]]:
+        """Per aggregation, its value per window of ``slots`` (``aggregates.result``'s rules):
+        int64 or float64 when every value has that type, else an object array of the Python
+        values."""
         _, _, elements, cnt, osum, ofs, oisf, has, _, _, oidx = vals
         n = len(elements)
         out: dict[str, NDArray[Any]] = {}
         objs: NDArray[Any] | None = None
         for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
             c = cnt[j]
+            if fn in SIDE_FNS:
+                if objs is None:
+                    objs = object_array(self.objs)
+                out[name] = side_values(fn, *self._side_ranges(slots), self.rvalid[j],
+                                        self.rref[j], self.rvi[j], len(self.distinct), objs)
+                continue
             if fn == "count":
                 out[name] = c
                 continue

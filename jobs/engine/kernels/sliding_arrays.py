@@ -17,15 +17,17 @@ from jobs.engine.kernels import _sliding_kernels as K
 from jobs.engine.kernels import _sliding_layout as L
 from jobs.engine.kernels.handover import HandsOver
 from jobs.engine.vectorized.keys import KeyTable
+from jobs.engine.vectorized.value_codes import ValueTable
 
 I64 = NDArray[np.int64]
 WatermarkMode = Literal["internal", "external"]
 
 AGG_KINDS = {"count": K.COUNT, "sum": K.SUM, "mean": K.SUM, "min": K.MIN, "max": K.MAX,
-             "first": K.FIRST, "last": K.LAST}
-BY_REF = ("count", "first", "last")
+             "first": K.FIRST, "last": K.LAST, "collect": K.COUNT, "count_distinct": K.COUNT}
+BY_REF = ("count", "first", "last", "collect", "count_distinct")
 """Aggregates whose record input is kept as the original object (a reference into the
-engine's value list): first/last emit it, count of an expression keeps it for snapshots."""
+engine's value list): first/last/collect emit it, count of an expression keeps it for
+snapshots; count_distinct also keeps its code in the int column (:mod:`.sliding_side`)."""
 EXACT_INT = 2**53
 TIME_LIMIT = 2**60
 """Event times and sizes the kernels take (sums with size and allowed lateness fit int64)."""
@@ -123,6 +125,8 @@ class SlidingArrays(HandsOver):
         """The passed windows, sorted by expiry (close + allowed lateness)."""
         self.objs: list[Any] = []
         """Record inputs kept as objects (``BY_REF``), referenced by ``rref``."""
+        self.distinct = ValueTable()
+        """Codes of ``count_distinct`` inputs (held in ``rvi``)."""
 
     def _prefix(self) -> None:
         """Prefix sums over the held records: valid inputs, int sums (int64, wrapping: a

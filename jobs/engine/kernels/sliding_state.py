@@ -19,7 +19,9 @@ from jobs.engine.kernels.sliding_arrays import (
     TIME_LIMIT,
     SlidingArrays,
 )
+from jobs.engine.kernels.sliding_side import SIDE_FNS, side_accs, window_ranges
 from jobs.engine.state import EngineState, KeyState, WindowState
+from jobs.engine.vectorized.aggregates import object_array
 
 
 class SlidingState(SlidingArrays):
@@ -41,13 +43,32 @@ class SlidingState(SlidingArrays):
                 out.append(int(self.rvi[j, x]))
         return out
 
-    def _accs(self, vals: tuple[Any, ...], q: int) -> list[Any]:
-        """Window ``q``'s accumulators (of ``_window_values``) as the general engine's."""
+    def _side_ranges(self, slots: Any) -> tuple[Any, Any]:
+        """Each window's held records ``[a, b)`` (:mod:`.sliding_side`)."""
+        return window_ranges(slots, self.wstart, self.wkey, self.kstart, self.kend, self.rt,
+                             self._size)
+
+    def _side_accs(self, slots: Any) -> dict[int, list[Any]]:
+        """The ``collect`` / ``count_distinct`` accumulators of the windows in ``slots``, by
+        aggregation index."""
+        js = [j for j, fn in enumerate(self._fns) if fn in SIDE_FNS]
+        if not js:
+            return {}
+        a, b = self._side_ranges(slots)
+        return {j: side_accs(self._fns[j], a, b, self.rvalid[j], self.rref[j], self.rt,
+                             self.rseq, self.objs, self.distinct.tokens, self.rvi[j])
+                for j in js}
+
+    def _accs(self, vals: tuple[Any, ...], q: int, side: dict[int, list[Any]]) -> list[Any]:
+        """Window ``q``'s accumulators (of ``_window_values`` and ``_side_accs``) as the
+        general engine's."""
         _, _, _, cnt, osum, ofs, oisf, has, ot, oseq, oidx = vals
         out: list[Any] = []
         for j, fn in enumerate(self._fns):
             s: Any = float(ofs[j, q]) if oisf[j, q] else int(osum[j, q])
-            if fn == "count":
+            if j in side:
+                out.append(side[j][q])
+            elif fn == "count":
                 out.append(int(cnt[j, q]))
             elif fn == "sum":
                 out.append(s)
@@ -78,6 +99,7 @@ class SlidingState(SlidingArrays):
         slots = np.flatnonzero(self.used)
         slots = slots[np.argsort(self.wborn[slots], kind="stable")]
         vals = self._window_values(slots)
+        side = self._side_accs(slots)
         first_t, last_t, elements = (v.tolist() for v in vals[:3])
         by_key: dict[int, list[int]] = {}
         for q, w in enumerate(slots.tolist()):
@@ -95,7 +117,7 @@ class SlidingState(SlidingArrays):
                 w = int(slots[q])
                 s = int(self.wstart[w])
                 ks.windows[s] = WindowState(
-                    start=s, end=s + size, close=s + size + 1, accs=self._accs(vals, q),
+                    start=s, end=s + size, close=s + size + 1, accs=self._accs(vals, q, side),
                     first_t=first_t[q], last_t=last_t[q], elements=elements[q],
                     pending=elements[q], emitted=0, passed=bool(self.wpassed[w]),
                     born_late=bool(self.wblate[w]),
@@ -159,6 +181,9 @@ class SlidingState(SlidingArrays):
                 self.rvalid[j] = [v is not None for v in col]
                 self.rref[j] = np.arange(len(self.objs), len(self.objs) + r)
                 self.objs.extend(col)
+                if fn == "count_distinct" and r:
+                    ok = self.rvalid[j]
+                    self.rvi[j, ok] = self.distinct.encode(object_array(col)[ok])
                 continue
             for x, v in enumerate(col):
                 if v is None:
@@ -208,9 +233,10 @@ class SlidingState(SlidingArrays):
         if slots:
             sl = np.array(slots, dtype=np.int64)
             vals = self._window_values(sl)
+            side = self._side_accs(sl)
             first_t, last_t, elements = (v.tolist() for v in vals[:3])
             for q, (ks, w) in enumerate(wins):
-                mine = (self._accs(vals, q), first_t[q], last_t[q], elements[q])
+                mine = (self._accs(vals, q, side), first_t[q], last_t[q], elements[q])
                 theirs = (w.accs, w.first_t, w.last_t, w.elements)
                 if _canon(mine) != _canon(theirs):
                     return (f"state: key {ks.key!r} window {w.start} holds values its held "
@@ -250,8 +276,9 @@ class SlidingState(SlidingArrays):
 
 
 def _canon(x: Any) -> str:
-    """Exact identity of accumulator data (1 vs 1.0, -0.0 vs 0.0 differ)."""
-    return json.dumps(x, default=repr)
+    """Exact identity of accumulator data (1 vs 1.0, -0.0 vs 0.0 differ; a distinct set's
+    tokens in any order)."""
+    return json.dumps(x, default=repr, sort_keys=True)
 
 
 class SlidingKernelState(KernelState):
