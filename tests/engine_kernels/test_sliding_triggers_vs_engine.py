@@ -95,5 +95,6 @@ def test_other_functions_are_refused_naming_the_field() -> None:
     assert isinstance(make_engine(counted), SlidingTriggerEngine)
     collect = replace(base, aggregations=(Aggregation("c", "collect", "x"),))
     assert qualification_problems(collect) == [
-        "aggregations.c: fn collect has no kernel engine"]
+        "aggregations.c: fn collect has no kernel engine for sliding windows with triggers "
+        "or the processing clock (emit: final on event time only)"]
     assert type(make_engine(collect)) is Engine
