@@ -2,7 +2,8 @@
 
 Only definitions accepted by :func:`jobs.engine.vectorized.qualify.qualifies` are run here:
 fixed (tumbling / hopping) or global windows, ``emit: final``, a bounded watermark (global
-or per key, with or without idle advance) or the processing clock. For those, a window emits exactly one pane, at its expiry, holding every
+or per key, with or without idle advance), a source's watermark (moved only by
+``advance_watermark``) or the processing clock. For those, a window emits exactly one pane, at its expiry, holding every
 record accepted into it, which is what makes the columnar shortcut exact: no per-window timers,
 no pane history, nothing to retract.
 
@@ -93,8 +94,11 @@ class VectorizedEngine:
         """``event_time: processing``: every record's event time is the unit's processing
         time and (internal mode) the watermark is the processing clock; no bounded watermark,
         so no per-key watermark and no idle advance (as the general engine)."""
+        self.source = defn.watermark.strategy == "source"
+        """``strategy: source``: records never move the watermark, ``advance_watermark`` does
+        (so no per-key watermark and no idle advance, as the general engine)."""
         self.key_scope = (defn.watermark.scope == "key" and watermark == "internal"
-                          and not self.clock)
+                          and not self.clock and not self.source)
         self.delay = defn.watermark.delay
         self.keys = KeyTable()
         self.key_max_t = np.zeros(0, dtype=np.int64)
@@ -103,7 +107,7 @@ class VectorizedEngine:
         self.wm = WM_NONE
         self.seq = 0
         self.processing_time = 0
-        self.idle = defn.watermark.idle_advance and not self.clock
+        self.idle = defn.watermark.idle_advance and not self.clock and not self.source
         self.idle_base: int | None = None
         """``watermark.idle_advance``: the watermark is ``idle_base + (now - idle_base_pt)``."""
         self.idle_base_pt: int | None = None
@@ -290,8 +294,8 @@ class VectorizedEngine:
         np.maximum.at(self.key_max_t, codes, t)
         tmax = int(t.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
-        if self.mode == "external" or self.clock:
-            # the host's watermark, or the clock's: records never move it
+        if self.mode == "external" or self.clock or self.source:
+            # the host's or the source's watermark, or the clock's: records never move it
             return ColumnarOutput(out, self._no_panes())
         if unit is not None:
             return raise_and_fire(self, unit, codes, lines, owners, out)
@@ -322,7 +326,7 @@ class VectorizedEngine:
         """:meth:`advance_watermark` with the fired windows as columns."""
         if self.general is not None:
             return self._columnar(self.general.advance_watermark(wm_ms))
-        if self.mode != "external":
+        if self.mode != "external" and not self.source:
             raise EngineError(
                 "advance_watermark: watermark.strategy is not 'source' and the engine computes "
                 "its own watermark (use watermark='external' to drive it)"

@@ -3,8 +3,8 @@
 The fast path is exact only where a window's whole life is "collect, then emit once at
 expiry": ``emit: final`` (so accumulation mode cannot matter: a single pane is the cumulative
 one), fixed or global windows (no merging, no per-record window sets), a bounded watermark (with
-idle advance under either scope: a watermark moved by the clock from its base) or the
-processing clock (``event_time: processing``: event time is the unit's processing time and
+idle advance under either scope: a watermark moved by the clock from its base), a source's
+watermark (moved only by ``advance_watermark``) or the processing clock (``event_time: processing``: event time is the unit's processing time and
 the watermark is the clock), and aggregates with columnar,
 mergeable partials (count, sum, min, max, mean, first, last; collect and count_distinct as
 side tables of entries). Anything else runs on the general engine.
@@ -28,7 +28,7 @@ def qualification_problems(defn: Definition) -> list[str]:
         problems.append(f"window.type: {defn.window.type} is not vectorized")
     if defn.trigger.emit != "final":
         problems.append(f"trigger.emit: {defn.trigger.emit} is not vectorized (final only)")
-    if defn.watermark.strategy != "bounded":
+    if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} is not vectorized")
     for a in defn.aggregations:
         if a.fn not in VECTORIZED_FNS:
