@@ -61,15 +61,16 @@ def test_qualifying_definitions_and_the_reasons_others_do_not() -> None:
     # per-key idle advance: each key's watermark moves with the clock from its own base
     assert qualifies(defn(Window("tumbling", size=10),
                           watermark=Watermark(idle_advance=True, scope="key")))
-    assert not qualifies(defn(Window("tumbling", size=10), watermark=Watermark(strategy="source")))
+    # a source's watermark: only advance_watermark moves it
+    assert qualifies(defn(Window("tumbling", size=10), watermark=Watermark(strategy="source")))
     custom = Trigger(emit="custom", early=EarlyTrigger("count", count=2))
     problems = qualification_problems(defn(
-        Window("tumbling", size=10), trigger=custom, watermark=Watermark(strategy="source"),
+        Window("session", gap=5), trigger=custom, watermark=Watermark(strategy="source"),
         aggregations=(Aggregation("xs", "collect", "x"),),
     ))
     assert problems == [
+        "window.type: session is not vectorized",
         "trigger.emit: custom is not vectorized (final only)",
-        "watermark.strategy: source is not vectorized",
     ]
     # every aggregation function runs on the fast path
     every = tuple(Aggregation(f"a_{fn}", fn, None if fn == "count" else "x") for fn in
