@@ -53,3 +53,24 @@ def test_a_source_final_job_runs_on_the_vectorized_engine() -> None:
     assert eng.ingest(batch_of(defn, Instant(100, [("a", 5, 1), ("a", 500, 2)]))) == []
     (pane,) = eng.advance_watermark(10)
     assert (pane.window_start, pane.window_end, pane.values) == (0, 10, {"n": 1})
+
+
+def test_a_spark_state_blob_resumes_either_engine_state() -> None:
+    """A checkpoint written by the general engine (before source watermarks ran compiled) and
+    one written by the vectorized engine both resume and fire the same panes."""
+    from jobs.engine.engine import Engine
+    from jobs.spark.engine_path.state_blob import encode_engine, restore_engine
+
+    defn = Definition(
+        name="src", window=Window("tumbling", size=10), key="k", event_time="t",
+        aggregations=(Aggregation("n", "count"), Aggregation("xs", "collect", "x")),
+        watermark=Watermark(strategy="source"), trigger=Trigger(emit="final"),
+    )
+    unit = Instant(100, [("a", 5, 1), ("b", 25, 2), ("a", 7, 3)])
+    fired = []
+    for eng in (Engine(defn, watermark="external"), VectorizedEngine(defn, watermark="external")):
+        eng.ingest(batch_of(defn, unit))
+        resumed = restore_engine(defn, encode_engine(eng)[0], "external")
+        assert isinstance(resumed, VectorizedEngine)
+        fired.append([e.to_json() for e in resumed.advance_watermark(30)])
+    assert fired[0] == fired[1] and len(fired[0]) == 2
