@@ -110,6 +110,9 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("tumbling", size=15 * MIN), **{
             **common, "event_time": "processing", "watermark": Watermark(delay=0),
             "allowed_lateness": 0})
+    if case == "tumbling_final_source":  # only end of input moves the watermark
+        return Definition(window=Window("tumbling", size=15 * MIN), **{
+            **common, "watermark": Watermark(strategy="source", delay=0)})
     if case in ("tumbling_final_key_scope", "tumbling_final_key_idle"):
         wm = Watermark(delay=10_000, scope="key", idle_advance=case.endswith("idle"))
         return Definition(window=Window("tumbling", size=15 * MIN),
@@ -229,6 +232,8 @@ CASES = [
     "sliding_early_after",
     # sliding windows with collect and count_distinct: the compiled SlidingKernelEngine
     "sliding_final_collect",
+    # fixed windows, emit: final under a source watermark: the vectorized final engine
+    "tumbling_final_source",
 ]
 
 

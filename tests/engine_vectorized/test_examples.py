@@ -65,10 +65,13 @@ def test_qualifying_definitions_and_the_reasons_others_do_not() -> None:
     assert qualifies(defn(Window("tumbling", size=10), watermark=Watermark(strategy="source")))
     custom = Trigger(emit="custom", early=EarlyTrigger("count", count=2))
     problems = qualification_problems(defn(
-        Window("tumbling", size=10), trigger=custom, watermark=Watermark(strategy="source"),
+        Window("session", gap=5), trigger=custom, watermark=Watermark(strategy="source"),
         aggregations=(Aggregation("xs", "collect", "x"),),
     ))
-    assert problems == ["trigger.emit: custom is not vectorized (final only)"]
+    assert problems == [
+        "window.type: session is not vectorized",
+        "trigger.emit: custom is not vectorized (final only)",
+    ]
     # every aggregation function runs on the fast path
     every = tuple(Aggregation(f"a_{fn}", fn, None if fn == "count" else "x") for fn in
                   ("count", "sum", "mean", "min", "max", "first", "last", "collect",

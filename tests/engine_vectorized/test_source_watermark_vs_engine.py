@@ -1,50 +1,24 @@
-"""``watermark.strategy: source`` on the vectorized final engine: records never move the
-watermark, the source's marks do (``advance_watermark``, ``$watermark`` lines in replay); the
-fast engine must be indistinguishable from the general engine: the same panes, late lines
-and ``emitted_at`` in the same order, late counts and open windows after every unit, across a
-snapshot/restore in the middle and through replay in every arrival mode."""
+"""``watermark.strategy: source`` on the vectorized final engine through replay: the source's
+``$watermark`` lines move the watermark, records never do; the output must be the general
+engine's line for line in every arrival mode (engine calls, snapshots and host modes:
+``test_source_final_vs_engine.py``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobs.definition import load_definition
-from jobs.definition.model import Definition, Watermark
+from jobs.definition.model import Definition
 from jobs.engine import make_engine
 from jobs.engine.arrival import Arrival
-from jobs.engine.vectorized import VectorizedEngine, qualifies
+from jobs.engine.vectorized import VectorizedEngine
 from jobs.replay import replay_lines
-from tests.engine_vectorized.strategies import Instant, definitions, instants, record_of
-from tests.engine_vectorized.test_idle_advance_vs_engine import run
+from tests.engine_vectorized.strategies import Instant, instants, record_of
+from tests.engine_vectorized.test_source_final_vs_engine import source_definitions
 from tests.engine_vectorized.test_vs_reference import canon
-
-
-@st.composite
-def source_definitions(draw: st.DrawFn) -> Definition:
-    """Final fixed windows under a source watermark (no delay and no idle advance: a user
-    cannot write them with it); the scope drawn too (one watermark for all keys either way,
-    as in the general engine)."""
-    base = draw(definitions())
-    wm = Watermark(strategy="source", scope=draw(st.sampled_from(["global", "key"])))
-    return dataclasses.replace(base, watermark=wm)
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(defn=source_definitions(), insts=instants(), data=st.data())
-def test_source_watermark_matches_general_engine(
-    defn: Definition, insts: list[Instant], data: st.DataObject
-) -> None:
-    assert qualifies(defn)
-    ticks = [data.draw(st.one_of(st.none(), st.integers(0, 40))) for _ in insts]
-    marks = [data.draw(st.one_of(st.none(), st.integers(-30, 150))) for _ in insts]
-    restore_at = data.draw(st.one_of(st.none(), st.integers(0, len(insts) - 1)))
-    v = run(defn, insts, ticks, restore_at, vectorized=True, marks=marks)
-    g = run(defn, insts, ticks, None, vectorized=False, marks=marks)
-    assert v == g
 
 
 def _lines(insts: list[Instant], marks: list[int | None]) -> list[str]:

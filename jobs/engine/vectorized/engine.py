@@ -2,7 +2,8 @@
 
 Only definitions accepted by :func:`jobs.engine.vectorized.qualify.qualifies` are run here:
 fixed (tumbling / hopping) or global windows, ``emit: final``, a bounded watermark (global
-or per key, with or without idle advance) or the processing clock. For those, a window emits exactly one pane, at its expiry, holding every
+or per key, with or without idle advance), a source's watermark (moved only by
+``advance_watermark``) or the processing clock. For those, a window emits exactly one pane, at its expiry, holding every
 record accepted into it, which is what makes the columnar shortcut exact: no per-window timers,
 no pane history, nothing to retract.
 
