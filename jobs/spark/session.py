@@ -41,7 +41,6 @@ BASE_CONF: dict[str, str] = {
     "spark.driver.extraJavaOptions": THROUGHPUT_GC,
     "spark.executor.extraJavaOptions": THROUGHPUT_GC,
     "spark.python.daemon.module": "jobs.spark.worker_daemon",
-    "spark.executorEnv.TIDEMARK_WORKER_PRELOAD": "engine",
 }
 """Configuration every session gets. Adaptive execution is off because it may coalesce the
 shuffle partitions of a stateful query, which is rejected for stateful operators anyway and only
@@ -58,9 +57,10 @@ still packed by the same rule, so a batch of many small files does not become ma
 
 ``spark.python.daemon.module``: pyspark's worker daemon, started so that workers import the
 installed, byte-compiled pyspark rather than Spark's ``pyspark.zip`` (jobs/spark/worker_daemon.py).
-``TIDEMARK_WORKER_PRELOAD=engine``: that daemon loads numba and the engine kernels once, before it
-forks, so no worker's first engine-path task pays for them; the daemon starts only when a Python
-task runs, so a native-path job whose tasks are all in the JVM does not pay either.
+The engine path's Python functions carry ``TIDEMARK_WORKER_PRELOAD=engine``
+(``worker_daemon.engine_preload``): their daemon loads numba and the engine kernels once, before
+it forks, so no worker's first engine-path task pays for them; other Python tasks get a daemon
+that loads nothing.
 
 ``-XX:+UseParallelGC`` (driver and executors): a micro-batch job wants throughput more than
 short pauses (its state lives off-heap in RocksDB; the heap holds a batch's rows). Measured

@@ -8,17 +8,18 @@ install; this daemon takes the zip off the path when that installed copy exists 
 same version, and keeps the zip otherwise (a cluster whose Python has no pyspark installed).
 The workers the daemon forks inherit its path.
 
-With ``TIDEMARK_WORKER_PRELOAD=engine`` in its environment (``spark.executorEnv``, set by
-``jobs/spark/session.py``) the daemon also imports numba and loads every cached engine kernel
+With ``TIDEMARK_WORKER_PRELOAD=engine`` in its environment (set by :func:`engine_preload` on
+the engine path's Python functions only) the daemon also imports numba and loads every cached engine kernel
 (``jobs.engine.kernels.__main__.warm``) once, before it forks: each worker's first engine task
 otherwise spent 3.6-3.9 s of CPU importing numba and loading the kernels from numba's cache
 (docs/performance.md). numba without ``parallel=True`` starts no thread, so the fork pyspark
 does after this is safe: after the pre-load the process runs one Python thread (checked by
 :func:`preload`) and two native ones, numpy's OpenBLAS worker and pyarrow's jemalloc background
 thread, both of which any pyspark worker starts anyway and both libraries reset at fork
-(``pthread_atfork``). A daemon that
-only ever serves the native path never runs an engine-path task, and Spark starts it only when a
-Python task runs. A failed pre-load is logged once; workers then load the kernels on first use.
+(``pthread_atfork``). Spark keeps one daemon per (interpreter, environment) of a Python
+function, so the engine path's functions get a pre-loading daemon and every other Python task
+of the session (a native path's Python gate, a test's UDF) one that loads nothing. A failed
+pre-load is logged once; workers then load the kernels on first use.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ import os
 import sys
 import threading
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def _version_text(root: Path) -> bytes | None:
@@ -60,6 +64,22 @@ def installed_path(path: list[str]) -> list[str]:
 
 PRELOAD_ENV = "TIDEMARK_WORKER_PRELOAD"
 """The environment variable naming what the daemon loads before it forks (``engine``)."""
+
+
+@contextmanager
+def engine_preload(sc: Any) -> Iterator[None]:
+    """Python functions built inside the block carry ``TIDEMARK_WORKER_PRELOAD=engine`` in
+    their environment (pyspark copies ``sc.environment`` into each function it wraps); the
+    session's environment is restored afterwards. A value the session already has (a user's
+    ``spark.executorEnv.TIDEMARK_WORKER_PRELOAD``, e.g. ``off``) is kept."""
+    env = sc.environment
+    had = PRELOAD_ENV in env
+    env.setdefault(PRELOAD_ENV, "engine")
+    try:
+        yield
+    finally:
+        if not had:
+            env.pop(PRELOAD_ENV, None)
 
 
 def preload() -> bool:

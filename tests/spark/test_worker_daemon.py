@@ -81,3 +81,31 @@ def test_a_failed_preload_is_reported_and_does_not_raise(
     monkeypatch.setattr(kernels_main, "warm", broken)
     assert preload() is False
     assert "engine pre-load failed" in capsys.readouterr().err
+
+
+class _Context:
+    """What ``engine_preload`` reads of a SparkContext: the environment pyspark copies into
+    every Python function it wraps."""
+
+    def __init__(self, environment: dict[str, str]) -> None:
+        self.environment = environment
+
+
+def test_only_functions_built_for_the_engine_path_carry_the_preload() -> None:
+    from jobs.spark.session import BASE_CONF
+    from jobs.spark.worker_daemon import PRELOAD_ENV, engine_preload
+
+    assert not any(PRELOAD_ENV in k for k in BASE_CONF)
+    sc = _Context({"PYTHONPATH": "/p"})
+    with engine_preload(sc):
+        assert sc.environment == {"PYTHONPATH": "/p", PRELOAD_ENV: "engine"}
+    assert sc.environment == {"PYTHONPATH": "/p"}
+
+
+def test_a_preload_setting_of_the_session_is_kept() -> None:
+    from jobs.spark.worker_daemon import PRELOAD_ENV, engine_preload
+
+    sc = _Context({PRELOAD_ENV: "off"})
+    with engine_preload(sc):
+        assert sc.environment[PRELOAD_ENV] == "off"
+    assert sc.environment == {PRELOAD_ENV: "off"}

@@ -54,6 +54,7 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
     from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
 
     from jobs.spark.engine_path.processor import EngineProcessor
+    from jobs.spark.worker_daemon import engine_preload
 
     defn = spec.defn
     source_columns = tuple(spec.source_columns)
@@ -101,11 +102,13 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
                 *keep)
     )
     bucket_type = stream.schema[BUCKET].dataType.simpleString()
-    # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``)
-    packed = stream.mapInArrow(pack_by_bucket, f"{BUCKET} {bucket_type}, {PACKED} binary")
-    return packed.groupBy(BUCKET).transformWithStateInPandas(
-        statefulProcessor=EngineProcessor(cfg),
-        outputStructType=OUTPUT_DDL,
-        outputMode="Append",
-        timeMode=spec.time_mode,
-    )
+    # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``);
+    # only these functions' workers come from a daemon that pre-loads the engine kernels
+    with engine_preload(gated.sparkSession.sparkContext):
+        packed = stream.mapInArrow(pack_by_bucket, f"{BUCKET} {bucket_type}, {PACKED} binary")
+        return packed.groupBy(BUCKET).transformWithStateInPandas(
+            statefulProcessor=EngineProcessor(cfg),
+            outputStructType=OUTPUT_DDL,
+            outputMode="Append",
+            timeMode=spec.time_mode,
+        )
