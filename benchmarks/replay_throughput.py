@@ -128,6 +128,9 @@ def definition(case: str) -> Definition:
                           **{**common, "watermark": Watermark(delay=10_000, scope="key")})
     if case == "sliding_final":
         return Definition(window=Window("sliding", size=5 * MIN), **common)
+    if case == "sliding_final_key_scope":
+        return Definition(window=Window("sliding", size=5 * MIN),
+                          **{**common, "watermark": Watermark(delay=10_000, scope="key")})
     if case == "tumbling_early_late":
         return Definition(
             window=Window("tumbling", size=15 * MIN),
@@ -223,6 +226,8 @@ CASES = [
     "sliding_count_triggers_retracting",
     # sliding windows with a processing-time early trigger: the compiled SlidingTriggerEngine
     "sliding_early_after",
+    # sliding windows under per-key watermarks (scope: key)
+    "sliding_final_key_scope",
 ]
 
 
