@@ -135,6 +135,9 @@ def definition(case: str) -> Definition:
     if case == "sliding_final_collect":
         return Definition(window=Window("sliding", size=5 * MIN),
                           **{**common, "aggregations": OBJECT_AGGS})
+    if case == "sliding_final_key_scope":
+        return Definition(window=Window("sliding", size=5 * MIN),
+                          **{**common, "watermark": Watermark(delay=10_000, scope="key")})
     if case == "tumbling_early_late":
         return Definition(
             window=Window("tumbling", size=15 * MIN),
@@ -234,6 +237,8 @@ CASES = [
     "sliding_final_collect",
     # fixed windows, emit: final under a source watermark: the vectorized final engine
     "tumbling_final_source",
+    # sliding windows under per-key watermarks (scope: key)
+    "sliding_final_key_scope",
 ]
 
 
