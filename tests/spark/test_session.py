@@ -59,9 +59,11 @@ def test_python_workers_import_from_compiled_bytecode(spark: Any) -> None:
 
 
 def test_python_workers_are_forked_by_a_daemon_holding_numba_already(spark: Any) -> None:
-    """The worker daemon loads numba and the engine kernels before it forks (jobs/spark/
-    worker_daemon.py): an operator sees numba's dispatcher library mapped in the daemon, which
-    never runs a task itself, so every worker it forks starts with it."""
+    """The engine path's Python functions carry the pre-load (jobs/spark/worker_daemon.py):
+    an operator sees numba's dispatcher library mapped in their workers' daemon, which never
+    runs a task itself, so every worker it forks starts with it. Other Python functions of
+    the session get a daemon of their own that loads nothing."""
+    from jobs.spark.worker_daemon import engine_preload
 
     def daemon(_: Any) -> list[tuple[str, bool]]:
         import os
@@ -73,6 +75,11 @@ def test_python_workers_are_forked_by_a_daemon_holding_numba_already(spark: Any)
             numba = "numba/_dispatcher" in f.read()
         return [(cmdline, numba)]
 
-    [(cmdline, numba)] = spark.sparkContext.parallelize([0], 1).flatMap(daemon).collect()
+    sc = spark.sparkContext
+    [(cmdline, numba)] = sc.parallelize([0], 1).flatMap(daemon).collect()
+    assert "jobs.spark.worker_daemon" in cmdline
+    assert not numba
+    with engine_preload(sc):  # the function is wrapped (with its environment) at collect
+        [(cmdline, numba)] = sc.parallelize([0], 1).flatMap(daemon).collect()
     assert "jobs.spark.worker_daemon" in cmdline
     assert numba
