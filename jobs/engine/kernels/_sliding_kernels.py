@@ -108,13 +108,16 @@ def _has_at(ot, lo, hi, x, bottom):
 @njit(cache=True)
 def ingest_unit(
     n_keys, kstart, kend, st_t, order, codes, times, seq0,
-    event_basis, wm_known, wm0, horizon, hz1, cl, size,
+    event_basis, r_known, r_wm0, r_horizon, r_hz1, r_cl, size,
 ):
     """Apply one unit's records (``order``: positions grouped by key code, arrival order within
     a key) to the held records ``st_t`` (CSR by ``kstart``/``kend``).
 
-    ``horizon``: records at or before it define no window; a start ``s <= hz1`` is expired,
-    ``s <= cl`` closed (both -2**62 while the watermark is minus infinity).
+    The watermark each record meets, as arrays of one entry (the same for every record) or
+    one per unit record (``watermark.scope: key``: the key's watermark as the key's earlier
+    records left it): whether it is known, its value, ``horizon`` (records at or before it
+    define no window), ``hz1`` (a start ``s <= hz1`` is expired) and ``cl`` (``s <= cl`` is
+    closed); all -2**62 while the watermark is minus infinity.
     Returns ``(perm, nkstart, nkend, out_t, win_start, win_key, win_blate, win_cseq,
     drop_start, drop_rec, drop_off, drop_reason, acc_start, acc_rec, acc_off)``: ``perm``
     holds, for the new CSR, ids into the old held records (``< len(st_t)``) or ``len(st_t) + i``
@@ -162,6 +165,12 @@ def ingest_unit(
             i = order[p]
             p += 1
             t = times[i]
+            ix = i if len(r_wm0) > 1 else 0
+            wm_known = r_known[ix]
+            wm0 = r_wm0[ix]
+            horizon = r_horizon[ix]
+            hz1 = r_hz1[ix]
+            cl = r_cl[ix]
             seq = seq0 + i
             limit = np.int64(2**62)
             reason = -1

@@ -49,12 +49,17 @@ def qualification_problems(defn: Definition) -> list[str]:
                         "sliding windows only)")
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
-    # per-key watermarks and idle advance: session windows only
-    if defn.watermark.idle_advance and kind is not Session:
-        problems.append("watermark.idle_advance: no kernel engine (session windows only)")
-    if defn.watermark.scope != "global" and kind is not Session:
+    # per-key watermarks and idle advance: session windows; sliding windows with emit: final
+    # on event time under per-key watermarks (idle advance with them only)
+    key_scope = defn.watermark.scope == "key"
+    sliding_final = (kind is Sliding and defn.trigger.emit == "final"
+                     and not defn.uses_processing_time)
+    if defn.watermark.idle_advance and not (kind is Session or (sliding_final and key_scope)):
+        problems.append("watermark.idle_advance: no kernel engine (session windows; sliding "
+                        "windows with emit: final under watermark.scope: key)")
+    if key_scope and not (kind is Session or sliding_final):
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine "
-                        "(session windows only)")
+                        "(session windows; sliding windows with emit: final on event time)")
     if kind is Session and (defn.window.gap or 0) > 2**60:
         problems.append("window.gap: beyond 2**60 ms")
     if kind is Sliding and (defn.window.size or 0) > 2**60:

@@ -68,6 +68,9 @@ class SlidingArrays(HandsOver):
         self._event_basis = defn.lateness_basis == "event"
         self._bounded = watermark == "internal" and wmd.strategy == "bounded"
         self._source = wmd.strategy == "source"
+        self._key_scope = self._bounded and wmd.scope == "key"
+        """Each key's watermark is its own (``key_wm``, :mod:`.sliding_key`)."""
+        self._idle = wmd.strategy == "bounded" and wmd.idle_advance
         self._names = [a.name for a in defn.aggregations]
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
@@ -86,6 +89,11 @@ class SlidingArrays(HandsOver):
         self.key_max_t = np.zeros(0, dtype=np.int64)
         self.late_acc = np.zeros(0, dtype=np.int64)
         self.late_drop = np.zeros(0, dtype=np.int64)
+        self.key_wm = np.zeros(0, dtype=np.int64)
+        self.key_ib = np.zeros(0, dtype=np.int64)
+        self.key_ibpt = np.zeros(0, dtype=np.int64)
+        """``watermark.scope: key``: each key's watermark, idle base and the processing time
+        of that base (``NO_TIME``: none)."""
         self.late_chunks: list[tuple[I64, I64, I64, I64]] = []
         """Per-window late counts since the last drain: (key code, start, accepted, dropped)
         arrays, one chunk per unit (summed when read)."""
@@ -181,6 +189,10 @@ class SlidingArrays(HandsOver):
             self.key_max_t = np.concatenate([self.key_max_t, np.full(extra, NO_TIME)])
             self.late_acc = np.concatenate([self.late_acc, z])
             self.late_drop = np.concatenate([self.late_drop, z])
+            none = np.full(extra, NO_TIME, dtype=np.int64)
+            self.key_wm = np.concatenate([self.key_wm, none])
+            self.key_ib = np.concatenate([self.key_ib, none])
+            self.key_ibpt = np.concatenate([self.key_ibpt, none])
 
     def _held_abs(self) -> float:
         best = 0.0

@@ -1,0 +1,158 @@
+"""Per-key watermarks (``watermark.scope: key``, with or without ``idle_advance``) for the
+sliding kernel engine (``emit: final``).
+
+Each record is judged against its key's watermark as the key's earlier records left it, then
+raises it; the windows of the key that the raise expires fire right after that record's late
+lines (the general engine fires the key after each record). The watermark each record meets
+is arithmetic on the unit's event times (:func:`._sliding_key_kernels.key_marks`), so the
+kernel pass takes it per record; which record fired a window is the first of its key whose
+raise reached the window's expiry. A fired window's pane holds the records the key held when
+it fired: a later record of the unit inside its bounds (held for another, live window) is left
+out of that pane. Idle advance moves each key's watermark from its base on a processing-time
+tick and fires what that expires, panes ordered as the general engine's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jobs.engine.kernels import _sliding_kernels as K
+from jobs.engine.kernels import _sliding_key_kernels as KK
+from jobs.engine.kernels.sliding_arrays import FAR, I64, NO_TIME, _order
+from jobs.engine.kernels.sliding_side import SIDE_FNS, side_values, window_ranges
+from jobs.engine.kernels.sliding_state import SlidingState
+from jobs.engine.vectorized.aggregates import object_array
+from jobs.engine.vectorized.emission_columns import PaneColumns
+
+
+class SlidingKeyScope(SlidingState):
+    """The per-key watermark parts of :class:`~jobs.engine.kernels.sliding.SlidingKernelEngine`."""
+
+    def _pane_columns(self, slots: I64, vals: tuple[Any, ...],
+                      key_wm: I64 | None = None) -> PaneColumns:
+        raise NotImplementedError  # the engine's
+
+    def _key_marks(self, codes: I64, times: I64) -> tuple[tuple[Any, ...], I64]:
+        """The watermark each unit record meets (``ingest_unit``'s per-record arrays), and
+        its key's watermark after it; the keys' watermarks (and idle bases) move."""
+        *marks, after = KK.key_marks(
+            codes, times, self._delay, self.key_wm, NO_TIME, self._idle, self.key_ib,
+            self.key_ibpt, self.processing_time, self._size, self._al)
+        return tuple(marks), after
+
+    def _expire_keys(self, keys: I64) -> I64:
+        """Windows of ``keys`` whose close the key's watermark reached pass; those it expires
+        are freed (their data stays readable until reused) and returned."""
+        mark = np.zeros(len(self.keys), dtype=np.bool_)
+        mark[keys] = True
+        slots = np.flatnonzero(self.used)
+        slots = slots[mark[self.wkey[slots]]]
+        kw = self.key_wm[self.wkey[slots]]
+        slots, kw = slots[kw != NO_TIME], np.clip(kw[kw != NO_TIME], -FAR, FAR)
+        close = self.wstart[slots] + (self._size + 1)
+        self.wpassed[slots[close <= kw]] = True
+        fired = slots[close + self._al <= kw]
+        self.used[fired] = False
+        np.subtract.at(self.key_nwin, self.wkey[fired], 1)
+        self.free[self.n_free: self.n_free + len(fired)] = fired
+        self.n_free += len(fired)
+        return fired
+
+    def _key_unit_panes(self, codes: I64, after: I64, seq0: int) -> tuple[PaneColumns | None,
+                                                                          I64]:
+        """The panes a unit's records fired (by record, then start) and the record that fired
+        each; then the unit's keys' held records are pruned at their own watermarks."""
+        keys = np.unique(codes)
+        fired = self._expire_keys(keys)
+        panes = None
+        recs = np.zeros(0, dtype=np.int64)
+        if len(fired):
+            size, al = self._size, self._al
+            recs = KK.firing_records(codes, after, len(self.keys), self.wkey[fired],
+                                     self.wstart[fired] + (size + 1 + al))
+            o = _order(recs, self.wstart[fired])
+            fired, recs = fired[o], recs[o]
+            panes = self._panes_upto(fired, seq0 + recs, after[recs])
+        KK.prune_keys(keys, self.kstart, self.kend, self.rt, self.key_wm, NO_TIME, self._size,
+                      self._al)
+        return panes, recs
+
+    def _idle_panes(self, now_ms: int) -> PaneColumns | None:
+        """Idle advance on a processing-time tick: every key with a base moves to
+        ``base + (now - base time)``; the windows that expires fire, by window end, key JSON,
+        start."""
+        moved = np.flatnonzero(self.key_ib != NO_TIME)
+        if not len(moved):
+            return None
+        self.key_wm[moved] = self.key_ib[moved] + (now_ms - self.key_ibpt[moved])
+        fired = self._expire_keys(moved)
+        panes = None
+        if len(fired):
+            k = self.wkey[fired]
+            s = self.wstart[fired]
+            fired = fired[_order(s, self.keys.json_rank()[k])]
+            panes = self._panes_upto(fired, None, self.key_wm[self.wkey[fired]])
+        KK.prune_keys(moved, self.kstart, self.kend, self.rt, self.key_wm, NO_TIME, self._size,
+                      self._al)
+        return panes
+
+    def _panes_upto(self, slots: I64, lim: I64 | None, wm: I64) -> PaneColumns:
+        """Final panes of ``slots`` (in emission order), each showing watermark ``wm``; with
+        ``lim``, a window holds only the records that arrived up to its firing record's
+        sequence number."""
+        vals = self._window_values(slots)
+        fix: list[tuple[int, I64]] = []
+        if lim is not None and len(slots):
+            a, b = window_ranges(slots, self.wstart, self.wkey, self.kstart, self.kend,
+                                 self.rt, self._size)
+            late = np.flatnonzero(KK.any_after(a, b, self.rseq, lim))
+            for q in late.tolist():
+                x = np.arange(a[q], b[q], dtype=np.int64)
+                x = x[self.rseq[x] <= lim[q]]
+                self._values_of(int(slots[q]), x, vals, q)
+                fix.append((q, x))
+        panes = self._pane_columns(slots, vals, wm)
+        if fix and any(fn in SIDE_FNS for fn in self._fns):
+            objs = object_array(self.objs)
+            for q, x in fix:
+                one = np.zeros(1, dtype=np.int64)
+                for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
+                    if fn not in SIDE_FNS:
+                        continue
+                    valid = np.zeros_like(self.rvalid[j])
+                    valid[x] = self.rvalid[j, x]
+                    v = side_values(fn, one + (x[0] if len(x) else 0),
+                                    one + (x[-1] + 1 if len(x) else 0), valid, self.rref[j],
+                                    self.rvi[j], len(self.distinct), objs)
+                    panes.values[name][q] = v[0]
+        return panes
+
+    def _values_of(self, w: int, x: I64, vals: tuple[Any, ...], q: int) -> None:
+        """Window ``w``'s values from the held records ``x`` only (a sub-range of its records,
+        in held order), written into ``vals`` at position ``q``."""
+        m = len(self._names)
+        valid = self.rvalid[:, x]
+        isf = self.risf[:, x]
+        vi = self.rvi[:, x]
+        r = len(x)
+        pc = np.zeros((m, r + 1), dtype=np.int64)
+        pi = np.zeros((m, r + 1), dtype=np.int64)
+        pf = np.zeros((m, r + 1), dtype=np.int64)
+        if r:
+            np.cumsum(valid, axis=1, out=pc[:, 1:])
+            with np.errstate(over="ignore"):
+                np.cumsum(np.where(valid & ~isf, vi, 0), axis=1, out=pi[:, 1:])
+            np.cumsum(valid & isf, axis=1, out=pf[:, 1:])
+        z = np.zeros(1, dtype=np.int64)
+        one = K.window_values(
+            z, z, self.wstart[w: w + 1], z, self.wcseq[w: w + 1], z, z + r, self.rt[x],
+            self.rseq[x], self._kinds, valid, vi, self.rvf[:, x], isf, pc, pi, pf, self._size)
+        for i, (mine, theirs) in enumerate(zip(vals, one, strict=True)):
+            if i == len(vals) - 1:  # record indices: back to the held records
+                theirs = np.where(theirs >= 0, x[np.maximum(theirs, 0)] if r else -1, -1)
+            if mine.ndim == 1:
+                mine[q] = theirs[0]
+            else:
+                mine[:, q] = theirs[:, 0]
