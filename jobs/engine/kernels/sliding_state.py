@@ -258,8 +258,8 @@ class SlidingState(SlidingArrays):
             marks = (ks.watermark, ks.idle_base, ks.idle_base_pt)
             if any(v is not None for v in marks) and not self._key_scope:
                 return f"state: key {kj} holds a key watermark"
-            if not all(v is None or (type(v) is int and abs(v) <= 2**62) for v in marks):
-                return f"state: key {kj} holds a watermark or idle base beyond 2**62"
+            if not all(v is None or (type(v) is int and abs(v) <= 2**62 + 2**61) for v in marks):
+                return f"state: key {kj} holds a watermark or idle base beyond 2**62 + 2**61"
             prev: tuple[int, int] | None = None
             for r in ks.records:
                 if (not isinstance(r, list) or len(r) != 3 or type(r[0]) is not int
