@@ -24,6 +24,7 @@ from jobs.definition.model import (
 from jobs.engine import Engine, make_engine
 from jobs.engine.kernels import SlidingKernelEngine, qualification_problems, qualifies
 from jobs.engine.kernels.sliding_key import SlidingKeyScope
+from jobs.spark.engine_path.state_blob import decode_state, encode_state
 from tests.engine_kernels.strategies import event_logs
 from tests.engine_kernels.test_session_vs_engine import check_replay_lines
 from tests.engine_kernels.test_sliding_vs_engine import (
@@ -183,3 +184,25 @@ def test_a_record_held_after_its_keys_window_fired_is_not_in_that_pane() -> None
              for p in map(json.loads, out) if p["type"] == "pane"}
     assert panes[(1, 15)] == {"n": 1, "s": 2, "c": [2], "l": 2, "d": 1}
     assert eng.state.snapshot() == gen.state.snapshot()
+
+
+def test_a_state_blob_carries_the_key_watermarks_in_either_direction() -> None:
+    """The blob of either engine (each key's watermark and idle base inside) resumes on the
+    compiled engine, which goes on as the general engine does."""
+    defn = _key_defn(idle_advance=True, delay=2)
+    probe = type(make_engine(defn).state)
+    for first in (Engine(defn), SlidingKernelEngine(defn)):
+        ref = Engine(defn)
+        for eng in (first, ref):
+            eng.ingest(_batch(defn, (5, [("a", 0, 1), ("b", 3, 2), ("a", 30, 3), ("b", 4, 4)])))
+        resumed = make_engine(defn, decode_state(encode_state(first.state)[0], probe))
+        assert isinstance(resumed, SlidingKernelEngine) and resumed.general is None
+        assert resumed.state.snapshot() == ref.state.snapshot()
+        assert {kj: ks["watermark"] for kj, ks in resumed.state.snapshot()["keys"].items()} == {
+            '"a"': 28, '"b"': 2}
+        unit = (20, [("b", 5, 5), ("a", 31, 6), ("b", 1, 7)])
+        assert [_line(e) for e in resumed.ingest(_batch(defn, unit))] == [
+            _line(e) for e in ref.ingest(_batch(defn, unit))]
+        assert [_line(e) for e in resumed.advance_processing_time(40)] == [
+            _line(e) for e in ref.advance_processing_time(40)]
+        assert resumed.state.snapshot() == ref.state.snapshot()
