@@ -112,3 +112,22 @@ def any_after(a, b, rseq, lim):
                 out[q] = True
                 break
     return out
+
+
+@njit(cache=True)
+def gather_upto(a, b, rseq, lim):
+    """The held records ``[a, b)`` of each window that arrived up to its limit ``lim``,
+    concatenated (each window's in held order), and each window's offsets into them."""
+    off = np.zeros(len(a) + 1, dtype=np.int64)
+    total = 0
+    for q in range(len(a)):
+        total += b[q] - a[q]
+    out = np.empty(total, dtype=np.int64)
+    m = 0
+    for q in range(len(a)):
+        for x in range(a[q], b[q]):
+            if rseq[x] <= lim[q]:
+                out[m] = x
+                m += 1
+        off[q + 1] = m
+    return out[:m], off

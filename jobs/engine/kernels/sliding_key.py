@@ -103,56 +103,44 @@ class SlidingKeyScope(SlidingState):
         ``lim``, a window holds only the records that arrived up to its firing record's
         sequence number."""
         vals = self._window_values(slots)
-        fix: list[tuple[int, I64]] = []
-        if lim is not None and len(slots):
-            a, b = window_ranges(slots, self.wstart, self.wkey, self.kstart, self.kend,
-                                 self.rt, self._size)
-            late = np.flatnonzero(KK.any_after(a, b, self.rseq, lim))
-            for q in late.tolist():
-                x = np.arange(a[q], b[q], dtype=np.int64)
-                x = x[self.rseq[x] <= lim[q]]
-                self._values_of(int(slots[q]), x, vals, q)
-                fix.append((q, x))
-        panes = self._pane_columns(slots, vals, wm)
-        if fix and any(fn in SIDE_FNS for fn in self._fns):
-            objs = object_array(self.objs)
-            for q, x in fix:
-                one = np.zeros(1, dtype=np.int64)
-                for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
-                    if fn not in SIDE_FNS:
-                        continue
-                    valid = np.zeros_like(self.rvalid[j])
-                    valid[x] = self.rvalid[j, x]
-                    v = side_values(fn, one + (x[0] if len(x) else 0),
-                                    one + (x[-1] + 1 if len(x) else 0), valid, self.rref[j],
-                                    self.rvi[j], len(self.distinct), objs)
-                    panes.values[name][q] = v[0]
-        return panes
-
-    def _values_of(self, w: int, x: I64, vals: tuple[Any, ...], q: int) -> None:
-        """Window ``w``'s values from the held records ``x`` only (a sub-range of its records,
-        in held order), written into ``vals`` at position ``q``."""
-        m = len(self._names)
-        valid = self.rvalid[:, x]
-        isf = self.risf[:, x]
-        vi = self.rvi[:, x]
-        r = len(x)
-        pc = np.zeros((m, r + 1), dtype=np.int64)
-        pi = np.zeros((m, r + 1), dtype=np.int64)
-        pf = np.zeros((m, r + 1), dtype=np.int64)
-        if r:
+        if lim is None or not len(slots):
+            return self._pane_columns(slots, vals, wm)
+        a, b = window_ranges(slots, self.wstart, self.wkey, self.kstart, self.kend, self.rt,
+                             self._size)
+        fix = np.flatnonzero(KK.any_after(a, b, self.rseq, lim))
+        if not len(fix):
+            return self._pane_columns(slots, vals, wm)
+        # those windows again, each over its records up to its limit: a CSR of its own
+        x, off = KK.gather_upto(a[fix], b[fix], self.rseq, lim[fix])
+        w = slots[fix]
+        m, f = len(self._names), len(fix)
+        valid, isf, vi = self.rvalid[:, x], self.risf[:, x], self.rvi[:, x]
+        pc = np.zeros((m, len(x) + 1), dtype=np.int64)
+        pi = np.zeros((m, len(x) + 1), dtype=np.int64)
+        pf = np.zeros((m, len(x) + 1), dtype=np.int64)
+        if len(x):
             np.cumsum(valid, axis=1, out=pc[:, 1:])
             with np.errstate(over="ignore"):
                 np.cumsum(np.where(valid & ~isf, vi, 0), axis=1, out=pi[:, 1:])
             np.cumsum(valid & isf, axis=1, out=pf[:, 1:])
-        z = np.zeros(1, dtype=np.int64)
-        one = K.window_values(
-            z, z, self.wstart[w: w + 1], z, self.wcseq[w: w + 1], z, z + r, self.rt[x],
-            self.rseq[x], self._kinds, valid, vi, self.rvf[:, x], isf, pc, pi, pf, self._size)
-        for i, (mine, theirs) in enumerate(zip(vals, one, strict=True)):
-            if i == len(vals) - 1:  # record indices: back to the held records
-                theirs = np.where(theirs >= 0, x[np.maximum(theirs, 0)] if r else -1, -1)
+        idx = np.arange(f, dtype=np.int64)
+        sub = K.window_values(idx, idx, self.wstart[w], idx, self.wcseq[w], off[:-1], off[1:],
+                              self.rt[x], self.rseq[x], self._kinds, valid, vi,
+                              self.rvf[:, x], isf, pc, pi, pf, self._size)
+        for i, (mine, theirs) in enumerate(zip(vals, sub, strict=True)):
+            if i == len(vals) - 1 and len(x):  # record indices: back to the held records
+                theirs = np.where(theirs >= 0, x[np.maximum(theirs, 0)], -1)
             if mine.ndim == 1:
-                mine[q] = theirs[0]
+                mine[fix] = theirs
             else:
-                mine[:, q] = theirs[:, 0]
+                mine[:, fix] = theirs
+        panes = self._pane_columns(slots, vals, wm)
+        objs = None
+        for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
+            if fn in SIDE_FNS:
+                if objs is None:
+                    objs = object_array(self.objs)
+                panes.values[name][fix] = side_values(
+                    fn, off[:-1], off[1:], self.rvalid[j, x], self.rref[j, x], self.rvi[j, x],
+                    len(self.distinct), objs)
+        return panes
