@@ -403,7 +403,7 @@ def prune(keys, kstart, kend, rt, wm, ended, size, al):
 
 @njit(cache=True)
 def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi,
-                  vf, isf, pc, pi, pf, size):
+                  vf, isf, pc, pi, pf, size, lim):
     """Bounds, element count and per-aggregation accumulator of each window in ``slots``,
     from the held records inside it. Sums of int inputs (and counts) come from the prefix
     sums ``pc`` (valid count), ``pi`` (int sum, modulo 2**64: exact for any sum that fits),
@@ -411,7 +411,9 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
     engine's order (the records it was created with, by event time, then later ones by
     arrival) so float results are bit-identical. Given ``slots`` by key and start, the
     records are read sequentially (each search goes on from the key's previous window); the
-    results of ``slots[i]`` go to position ``at[i]``."""
+    results of ``slots[i]`` go to position ``at[i]``. ``lim`` (empty, or one per slot): window
+    ``slots[i]`` holds only the records with a sequence number up to ``lim[i]`` (read by a
+    scan of its records when one of them arrived later)."""
     W = len(slots)
     m = len(kinds)
     first_t = np.zeros(W, dtype=np.int64)
@@ -443,29 +445,54 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
             b = _br(rt, kstart[c], kend[c], s + size)
         pc_ = c
         ps_ = s
-        elements[q] = b - a
-        if b > a:
-            first_t[q] = rt[a]
-            last_t[q] = rt[b - 1]
+        lw = lim[qq] if len(lim) else np.int64(2**62)
+        cut = False
+        if lw < 2**62:
+            for x in range(a, b):
+                if rseq[x] > lw:
+                    cut = True
+                    break
+        if cut:
+            n_in = 0
+            for x in range(a, b):
+                if rseq[x] <= lw:
+                    if n_in == 0:
+                        first_t[q] = rt[x]
+                    last_t[q] = rt[x]
+                    n_in += 1
+            elements[q] = n_in
+        else:
+            lw = np.int64(2**62)
+            elements[q] = b - a
+            if b > a:
+                first_t[q] = rt[a]
+                last_t[q] = rt[b - 1]
         cs = wcseq[w]
         made = False
         n_ord = 0
         for j in range(m):
             kind = kinds[j]
-            cnt[j, q] = pc[j, b] - pc[j, a]
+            if cut:
+                k_ = 0
+                for x in range(a, b):
+                    if valid[j, x] and rseq[x] <= lw:
+                        k_ += 1
+                cnt[j, q] = k_
+            else:
+                cnt[j, q] = pc[j, b] - pc[j, a]
             if kind == COUNT:
                 continue
             if kind >= FIRST:
                 if kind == FIRST:
                     x = a
-                    while x < b and not valid[j, x]:
+                    while x < b and not (valid[j, x] and rseq[x] <= lw):
                         x += 1
                     if x < b:
                         has[j, q] = True
                         oidx[j, q] = x
                 else:
                     x = b - 1
-                    while x >= a and not valid[j, x]:
+                    while x >= a and not (valid[j, x] and rseq[x] <= lw):
                         x -= 1
                     if x >= a:
                         has[j, q] = True
@@ -476,11 +503,16 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
                 continue
             floats = pf[j, b] - pf[j, a]
             if kind == SUM and floats == 0:
-                osum[j, q] = pi[j, b] - pi[j, a]
+                if cut:
+                    for x in range(a, b):
+                        if valid[j, x] and rseq[x] <= lw:
+                            osum[j, q] += vi[j, x]
+                else:
+                    osum[j, q] = pi[j, b] - pi[j, a]
                 continue
             if floats == 0:  # min / max of ints: any order gives the same value
                 for x in range(a, b):
-                    if valid[j, x]:
+                    if valid[j, x] and rseq[x] <= lw:
                         v = vi[j, x]
                         if not has[j, q] or (v < osum[j, q] if kind == MIN else osum[j, q] < v):
                             has[j, q] = True
@@ -489,17 +521,18 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
                 continue
             if not made:  # the general engine's order of additions
                 made = True
-                n_ord = b - a
-                if len(ordered) < n_ord:
-                    ordered = np.empty(2 * n_ord, dtype=np.int64)
+                if len(ordered) < b - a:
+                    ordered = np.empty(2 * (b - a), dtype=np.int64)
                 later = 0
                 for x in range(a, b):
-                    if rseq[x] > cs:
+                    if rseq[x] > cs and rseq[x] <= lw:
                         later += 1
                 lat = np.empty(later, dtype=np.int64)
                 k0 = 0
                 k1 = 0
                 for x in range(a, b):
+                    if rseq[x] > lw:
+                        continue
                     if rseq[x] > cs:
                         lat[k1] = x
                         k1 += 1
@@ -509,6 +542,7 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
                 srt = np.argsort(rseq[lat])
                 for y in range(later):
                     ordered[k0 + y] = lat[srt[y]]
+                n_ord = k0 + later
             for y in range(n_ord):
                 x = ordered[y]
                 if not valid[j, x]:

@@ -229,7 +229,7 @@ class SlidingArrays(HandsOver):
             out[f"{kjs[code]}|{st}|{st + size}"] = [kv[code], st, st + size, acc, drop]
         return out
 
-    def _window_values(self, slots: I64) -> tuple[Any, ...]:
+    def _window_values(self, slots: I64, lim: I64 | None = None) -> tuple[Any, ...]:
         """``K.window_values`` of ``slots`` (in that order): computed by key (in the order of
         ``slots`` within a key: by start for the callers, which makes the records' reads
         sequential), then put back in the order of ``slots``."""
@@ -238,4 +238,5 @@ class SlidingArrays(HandsOver):
             slots[order], order, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
             self.rseq, self._kinds, self.rvalid, self.rvi, self.rvf, self.risf, self.pc,
             self.pi, self.pf, self._size,
+            np.zeros(0, dtype=np.int64) if lim is None else lim[order],
         )

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from jobs.engine.kernels import _sliding_kernels as K
 from jobs.engine.kernels import _sliding_key_kernels as KK
 from jobs.engine.kernels.sliding_arrays import FAR, I64, NO_TIME, _order
 from jobs.engine.kernels.sliding_side import SIDE_FNS, side_values, window_ranges
@@ -102,45 +101,20 @@ class SlidingKeyScope(SlidingState):
         """Final panes of ``slots`` (in emission order), each showing watermark ``wm``; with
         ``lim``, a window holds only the records that arrived up to its firing record's
         sequence number."""
-        vals = self._window_values(slots)
-        if lim is None or not len(slots):
-            return self._pane_columns(slots, vals, wm)
+        panes = self._pane_columns(slots, self._window_values(slots, lim), wm)
+        side = [j for j, fn in enumerate(self._fns) if fn in SIDE_FNS]
+        if lim is None or not side or not len(slots):
+            return panes
         a, b = window_ranges(slots, self.wstart, self.wkey, self.kstart, self.kend, self.rt,
                              self._size)
         fix = np.flatnonzero(KK.any_after(a, b, self.rseq, lim))
         if not len(fix):
-            return self._pane_columns(slots, vals, wm)
-        # those windows again, each over its records up to its limit: a CSR of its own
+            return panes
+        # collect / count_distinct of those windows from their records up to the limit
         x, off = KK.gather_upto(a[fix], b[fix], self.rseq, lim[fix])
-        w = slots[fix]
-        m, f = len(self._names), len(fix)
-        valid, isf, vi = self.rvalid[:, x], self.risf[:, x], self.rvi[:, x]
-        pc = np.zeros((m, len(x) + 1), dtype=np.int64)
-        pi = np.zeros((m, len(x) + 1), dtype=np.int64)
-        pf = np.zeros((m, len(x) + 1), dtype=np.int64)
-        if len(x):
-            np.cumsum(valid, axis=1, out=pc[:, 1:])
-            with np.errstate(over="ignore"):
-                np.cumsum(np.where(valid & ~isf, vi, 0), axis=1, out=pi[:, 1:])
-            np.cumsum(valid & isf, axis=1, out=pf[:, 1:])
-        idx = np.arange(f, dtype=np.int64)
-        sub = K.window_values(idx, idx, self.wstart[w], idx, self.wcseq[w], off[:-1], off[1:],
-                              self.rt[x], self.rseq[x], self._kinds, valid, vi,
-                              self.rvf[:, x], isf, pc, pi, pf, self._size)
-        for i, (mine, theirs) in enumerate(zip(vals, sub, strict=True)):
-            if i == len(vals) - 1 and len(x):  # record indices: back to the held records
-                theirs = np.where(theirs >= 0, x[np.maximum(theirs, 0)], -1)
-            if mine.ndim == 1:
-                mine[fix] = theirs
-            else:
-                mine[:, fix] = theirs
-        panes = self._pane_columns(slots, vals, wm)
-        objs = None
-        for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
-            if fn in SIDE_FNS:
-                if objs is None:
-                    objs = object_array(self.objs)
-                panes.values[name][fix] = side_values(
-                    fn, off[:-1], off[1:], self.rvalid[j, x], self.rref[j, x], self.rvi[j, x],
-                    len(self.distinct), objs)
+        objs = object_array(self.objs)
+        for j in side:
+            panes.values[self._names[j]][fix] = side_values(
+                self._fns[j], off[:-1], off[1:], self.rvalid[j, x], self.rref[j, x],
+                self.rvi[j, x], len(self.distinct), objs)
         return panes
