@@ -12,7 +12,9 @@ event-time clock also collect and count_distinct). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
-more pass). Sliding windows also run with any trigger
+more pass). Final sliding windows on event time take per-key watermarks, and idle advance
+with them only (:mod:`.sliding_key`: the watermark each record meets is computed per record
+for the kernel pass). Sliding windows also run with any trigger
 (``emit: current``; ``custom`` with count or processing-time parts; any accumulation mode):
 each window keeps accumulators that a record updates inside the kernel pass, each record's
 count panes fire right after it, and processing-time timers are a column of the windows'

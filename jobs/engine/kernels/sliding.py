@@ -10,7 +10,9 @@ passed its close. One kernel pass applies a unit's records (window creation, lat
 accepted-late counts), the watermark advances once, a second pass pops the windows it closes or
 expires, and their values are computed from the records (prefix sums for counts and int sums;
 ``collect`` and ``count_distinct`` from the window's range of records, :mod:`.sliding_side`).
-Cost per record: a few binary searches plus its late lines; a window costs its creation and its
+Under ``watermark.scope: key`` each record meets its key's watermark and the windows its raise
+expires fire right after it (:mod:`.sliding_key`). Cost per record: a few binary searches plus
+its late lines; a window costs its creation and its
 pane, never one step per record that joins it.
 
 Python work per unit: encoding keys and value columns, re-laying the held records (numpy
