@@ -206,3 +206,27 @@ def test_a_state_blob_carries_the_key_watermarks_in_either_direction() -> None:
         assert [_line(e) for e in resumed.advance_processing_time(40)] == [
             _line(e) for e in ref.advance_processing_time(40)]
         assert resumed.state.snapshot() == ref.state.snapshot()
+
+
+def test_a_hand_over_and_a_host_driven_watermark_keep_the_general_engines_output() -> None:
+    """Values the arrays cannot hold hand the key watermarks over to the general engine; a
+    host-driven watermark with idle advance (global there) runs on it from the start."""
+    defn = replace(_key_defn(idle_advance=True, delay=2), allowed_lateness=3,
+                   aggregations=(Aggregation("n", "count"), Aggregation("s", "sum", "x")))
+    us = [(5, [("a", 0, 1), ("b", 3, 2), ("a", 30, 3)]), (20, [("a", 25, 2**70), ("b", 40, 1)]),
+          (30, [("a", 50, 1)])]
+    for mode in ("internal", "external"):
+        eng: Any = make_engine(defn, watermark=mode)
+        assert isinstance(eng, SlidingKernelEngine)
+        gen = Engine(defn, watermark=mode)
+        for u in us:
+            assert [_line(e) for e in eng.ingest(_batch(defn, u))] == [
+                _line(e) for e in gen.ingest(_batch(defn, u))]
+            if mode == "external":
+                assert [_line(e) for e in eng.advance_watermark(u[1][0][1])] == [
+                    _line(e) for e in gen.advance_watermark(u[1][0][1])]
+            assert [_line(e) for e in eng.advance_processing_time(u[0] + 7)] == [
+                _line(e) for e in gen.advance_processing_time(u[0] + 7)]
+            assert eng.state.snapshot() == gen.state.snapshot()
+        assert [_line(e) for e in eng.end_of_input()] == [_line(e) for e in gen.end_of_input()]
+        assert eng.general is not None
