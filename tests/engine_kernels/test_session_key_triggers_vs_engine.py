@@ -132,9 +132,9 @@ def test_triggered_sessions_take_per_key_watermarks_and_idle_advance() -> None:
     defn = _defn(idle_advance=True)
     assert qualification_problems(defn) == []
     assert isinstance(make_engine(defn), SessionKernelEngine)
-    sliding = replace(defn, window=Window("sliding", size=10), trigger=Trigger(emit="final"))
-    assert "watermark.scope: key has no kernel engine (session windows only)" in (
-        qualification_problems(sliding))
+    sliding = replace(defn, window=Window("sliding", size=10))  # triggered sliding windows
+    assert ("watermark.scope: key has no kernel engine (session windows; sliding windows with "
+            "emit: final on event time)") in qualification_problems(sliding)
 
 
 def test_a_spark_state_blob_with_key_watermarks_resumes_in_either_direction() -> None:

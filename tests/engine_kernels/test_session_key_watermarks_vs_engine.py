@@ -119,7 +119,7 @@ def test_per_key_watermarks_stay_on_the_general_engine_for_other_definitions() -
     assert qualification_problems(collect) == [
         "aggregations.c: fn collect has no kernel engine"]
     assert type(make_engine(collect)) is Engine
-    sliding = replace(defn, window=Window("sliding", size=10))
+    sliding = replace(defn, window=Window("sliding", size=10), trigger=Trigger(emit="current"))
     assert any(p.startswith("watermark.scope") for p in qualification_problems(sliding))
 
 

@@ -1,7 +1,8 @@
 """``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final,
 triggered, with processing-time timers and with per-key watermarks, final and triggered; sliding
-windows, final and with count triggers; triggered fixed windows) into numba's cache (``make
-install`` runs it once), so no test or job process pays the first compile (~15 s of CPU)."""
+windows, final (also under per-key watermarks) and with count triggers; triggered fixed
+windows) into numba's cache (``make install`` runs it once), so no test or job process pays the
+first compile (~15 s of CPU)."""
 
 from __future__ import annotations
 
@@ -86,14 +87,17 @@ def warm() -> int:
             name="warm", key="k", event_time="t", window=Window("sliding", size=10),
             aggregations=aggs, trigger=Trigger(emit="final"),
         )
-        for values in ([1, 2, 3], [1.5, 2, 0.5]):
-            leng = SlidingKernelEngine(sliding)
+        # global and per-key watermarks (with idle advance)
+        for values, wm in (([1, 2, 3], Watermark()), ([1.5, 2, 0.5], Watermark()),
+                           ([1.5, 2, 0.5], Watermark(scope="key", idle_advance=True))):
+            leng = SlidingKernelEngine(replace(sliding, watermark=wm))
             cols: dict[str, Any] = {a.name: values for a in aggs if a.of is not None}
             n += len(leng.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
                 [1, 5, 30]), columns=cols, processing_time=1)))
             n += len(leng.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
                 [3, 60, 0]), columns=cols, processing_time=2)))
             leng.open_windows()
+            n += len(leng.advance_processing_time(100))
             n += len(leng.end_of_input())
     slide_trig = Definition(  # sliding windows with count triggers (one signature set)
         name="warm", key="k", event_time="t", window=Window("sliding", size=10),

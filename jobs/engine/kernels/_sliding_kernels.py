@@ -108,13 +108,16 @@ def _has_at(ot, lo, hi, x, bottom):
 @njit(cache=True)
 def ingest_unit(
     n_keys, kstart, kend, st_t, order, codes, times, seq0,
-    event_basis, wm_known, wm0, horizon, hz1, cl, size,
+    event_basis, r_known, r_wm0, r_horizon, r_hz1, r_cl, size,
 ):
     """Apply one unit's records (``order``: positions grouped by key code, arrival order within
     a key) to the held records ``st_t`` (CSR by ``kstart``/``kend``).
 
-    ``horizon``: records at or before it define no window; a start ``s <= hz1`` is expired,
-    ``s <= cl`` closed (both -2**62 while the watermark is minus infinity).
+    The watermark each record meets, as arrays of one entry (the same for every record) or
+    one per unit record (``watermark.scope: key``: the key's watermark as the key's earlier
+    records left it): whether it is known, its value, ``horizon`` (records at or before it
+    define no window), ``hz1`` (a start ``s <= hz1`` is expired) and ``cl`` (``s <= cl`` is
+    closed); all -2**62 while the watermark is minus infinity.
     Returns ``(perm, nkstart, nkend, out_t, win_start, win_key, win_blate, win_cseq,
     drop_start, drop_rec, drop_off, drop_reason, acc_start, acc_rec, acc_off)``: ``perm``
     holds, for the new CSR, ids into the old held records (``< len(st_t)``) or ``len(st_t) + i``
@@ -162,6 +165,12 @@ def ingest_unit(
             i = order[p]
             p += 1
             t = times[i]
+            ix = i if len(r_wm0) > 1 else 0
+            wm_known = r_known[ix]
+            wm0 = r_wm0[ix]
+            horizon = r_horizon[ix]
+            hz1 = r_hz1[ix]
+            cl = r_cl[ix]
             seq = seq0 + i
             limit = np.int64(2**62)
             reason = -1
@@ -394,7 +403,7 @@ def prune(keys, kstart, kend, rt, wm, ended, size, al):
 
 @njit(cache=True)
 def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds, valid, vi,
-                  vf, isf, pc, pi, pf, size):
+                  vf, isf, pc, pi, pf, size, lim):
     """Bounds, element count and per-aggregation accumulator of each window in ``slots``,
     from the held records inside it. Sums of int inputs (and counts) come from the prefix
     sums ``pc`` (valid count), ``pi`` (int sum, modulo 2**64: exact for any sum that fits),
@@ -402,7 +411,9 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
     engine's order (the records it was created with, by event time, then later ones by
     arrival) so float results are bit-identical. Given ``slots`` by key and start, the
     records are read sequentially (each search goes on from the key's previous window); the
-    results of ``slots[i]`` go to position ``at[i]``."""
+    results of ``slots[i]`` go to position ``at[i]``. ``lim`` (empty, or one per slot): window
+    ``slots[i]`` holds only the records with a sequence number up to ``lim[i]`` (read by a
+    scan of its records when one of them arrived later)."""
     W = len(slots)
     m = len(kinds)
     first_t = np.zeros(W, dtype=np.int64)
@@ -434,29 +445,54 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
             b = _br(rt, kstart[c], kend[c], s + size)
         pc_ = c
         ps_ = s
-        elements[q] = b - a
-        if b > a:
-            first_t[q] = rt[a]
-            last_t[q] = rt[b - 1]
+        lw = lim[qq] if len(lim) else np.int64(2**62)
+        cut = False
+        if lw < 2**62:
+            for x in range(a, b):
+                if rseq[x] > lw:
+                    cut = True
+                    break
+        if cut:
+            n_in = 0
+            for x in range(a, b):
+                if rseq[x] <= lw:
+                    if n_in == 0:
+                        first_t[q] = rt[x]
+                    last_t[q] = rt[x]
+                    n_in += 1
+            elements[q] = n_in
+        else:
+            lw = np.int64(2**62)
+            elements[q] = b - a
+            if b > a:
+                first_t[q] = rt[a]
+                last_t[q] = rt[b - 1]
         cs = wcseq[w]
         made = False
         n_ord = 0
         for j in range(m):
             kind = kinds[j]
-            cnt[j, q] = pc[j, b] - pc[j, a]
+            if cut:
+                k_ = 0
+                for x in range(a, b):
+                    if valid[j, x] and rseq[x] <= lw:
+                        k_ += 1
+                cnt[j, q] = k_
+            else:
+                cnt[j, q] = pc[j, b] - pc[j, a]
             if kind == COUNT:
                 continue
             if kind >= FIRST:
                 if kind == FIRST:
                     x = a
-                    while x < b and not valid[j, x]:
+                    while x < b and not (valid[j, x] and rseq[x] <= lw):
                         x += 1
                     if x < b:
                         has[j, q] = True
                         oidx[j, q] = x
                 else:
                     x = b - 1
-                    while x >= a and not valid[j, x]:
+                    while x >= a and not (valid[j, x] and rseq[x] <= lw):
                         x -= 1
                     if x >= a:
                         has[j, q] = True
@@ -467,11 +503,16 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
                 continue
             floats = pf[j, b] - pf[j, a]
             if kind == SUM and floats == 0:
-                osum[j, q] = pi[j, b] - pi[j, a]
+                if cut:
+                    for x in range(a, b):
+                        if valid[j, x] and rseq[x] <= lw:
+                            osum[j, q] += vi[j, x]
+                else:
+                    osum[j, q] = pi[j, b] - pi[j, a]
                 continue
             if floats == 0:  # min / max of ints: any order gives the same value
                 for x in range(a, b):
-                    if valid[j, x]:
+                    if valid[j, x] and rseq[x] <= lw:
                         v = vi[j, x]
                         if not has[j, q] or (v < osum[j, q] if kind == MIN else osum[j, q] < v):
                             has[j, q] = True
@@ -480,17 +521,18 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
                 continue
             if not made:  # the general engine's order of additions
                 made = True
-                n_ord = b - a
-                if len(ordered) < n_ord:
-                    ordered = np.empty(2 * n_ord, dtype=np.int64)
+                if len(ordered) < b - a:
+                    ordered = np.empty(2 * (b - a), dtype=np.int64)
                 later = 0
                 for x in range(a, b):
-                    if rseq[x] > cs:
+                    if rseq[x] > cs and rseq[x] <= lw:
                         later += 1
                 lat = np.empty(later, dtype=np.int64)
                 k0 = 0
                 k1 = 0
                 for x in range(a, b):
+                    if rseq[x] > lw:
+                        continue
                     if rseq[x] > cs:
                         lat[k1] = x
                         k1 += 1
@@ -500,6 +542,7 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
                 srt = np.argsort(rseq[lat])
                 for y in range(later):
                     ordered[k0 + y] = lat[srt[y]]
+                n_ord = k0 + later
             for y in range(n_ord):
                 x = ordered[y]
                 if not valid[j, x]:

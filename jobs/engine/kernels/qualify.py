@@ -12,7 +12,9 @@ event-time clock also collect and count_distinct). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
-more pass). Sliding windows also run with any trigger
+more pass). Final sliding windows on event time take per-key watermarks, and idle advance
+with them only (:mod:`.sliding_key`: the watermark each record meets is computed per record
+for the kernel pass). Sliding windows also run with any trigger
 (``emit: current``; ``custom`` with count or processing-time parts; any accumulation mode):
 each window keeps accumulators that a record updates inside the kernel pass, each record's
 count panes fire right after it, and processing-time timers are a column of the windows'
@@ -49,12 +51,17 @@ def qualification_problems(defn: Definition) -> list[str]:
                         "sliding windows only)")
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
-    # per-key watermarks and idle advance: session windows only
-    if defn.watermark.idle_advance and kind is not Session:
-        problems.append("watermark.idle_advance: no kernel engine (session windows only)")
-    if defn.watermark.scope != "global" and kind is not Session:
+    # per-key watermarks and idle advance: session windows; sliding windows with emit: final
+    # on event time under per-key watermarks (idle advance with them only)
+    key_scope = defn.watermark.scope == "key"
+    sliding_final = (kind is Sliding and defn.trigger.emit == "final"
+                     and not defn.uses_processing_time)
+    if defn.watermark.idle_advance and not (kind is Session or (sliding_final and key_scope)):
+        problems.append("watermark.idle_advance: no kernel engine (session windows; sliding "
+                        "windows with emit: final under watermark.scope: key)")
+    if key_scope and not (kind is Session or sliding_final):
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine "
-                        "(session windows only)")
+                        "(session windows; sliding windows with emit: final on event time)")
     if kind is Session and (defn.window.gap or 0) > 2**60:
         problems.append("window.gap: beyond 2**60 ms")
     if kind is Sliding and (defn.window.size or 0) > 2**60:

@@ -10,7 +10,9 @@ passed its close. One kernel pass applies a unit's records (window creation, lat
 accepted-late counts), the watermark advances once, a second pass pops the windows it closes or
 expires, and their values are computed from the records (prefix sums for counts and int sums;
 ``collect`` and ``count_distinct`` from the window's range of records, :mod:`.sliding_side`).
-Cost per record: a few binary searches plus its late lines; a window costs its creation and its
+Under ``watermark.scope: key`` each record meets its key's watermark and the windows its raise
+expires fire right after it (:mod:`.sliding_key`). Cost per record: a few binary searches plus
+its late lines; a window costs its creation and its
 pane, never one step per record that joins it.
 
 Python work per unit: encoding keys and value columns, re-laying the held records (numpy
@@ -50,8 +52,9 @@ from jobs.engine.kernels.sliding_arrays import (
     _clamp,
     _order,
 )
+from jobs.engine.kernels.sliding_key import SlidingKeyScope
 from jobs.engine.kernels.sliding_side import SIDE_FNS, compact_codes, side_values
-from jobs.engine.kernels.sliding_state import SlidingKernelState, SlidingState
+from jobs.engine.kernels.sliding_state import SlidingKernelState
 from jobs.engine.late_rows import drain_window_rows
 from jobs.engine.records import Emission, RecordBatch
 from jobs.engine.state import EngineState
@@ -79,7 +82,7 @@ def _or_none(mask: NDArray[np.bool_], values: NDArray[Any]) -> NDArray[Any]:
     return out
 
 
-class SlidingKernelEngine(SlidingState):
+class SlidingKernelEngine(SlidingKeyScope):
     """Same API and observable output as :class:`jobs.engine.Engine` for qualifying sliding
     definitions (see the module docstring)."""
 
@@ -100,6 +103,10 @@ class SlidingKernelEngine(SlidingState):
         super().__init__(defn, watermark)
         if state is not None:
             self._load(state)
+        if self._idle and not self._key_scope and self.general is None:
+            # idle advance of a host-driven (global) watermark: the general engine runs it
+            self.handed_over_because = "watermark.idle_advance: under a host-driven watermark"
+            self.general = Engine(defn, state=self.to_engine_state(), watermark=watermark)
 
     # ------------------------------------------------------------------ public API
 
@@ -137,33 +144,33 @@ class SlidingKernelEngine(SlidingState):
             return self._of_emissions(self.general.ingest(batch))
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
+        ticked: list[Emission] = []
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
+            if self._key_scope and self._idle:
+                ticked = self.advance_processing_time(batch.processing_time)
             self.processing_time = batch.processing_time
         n = len(batch)
         if n == 0:
-            return self._output(None, None)
+            return ColumnarOutput(ticked, self._output(None, None).panes)
         try:
             cols = self._columns(batch, n)
             times = batch.event_times
             if int(times.min()) < -TIME_LIMIT or int(times.max()) > TIME_LIMIT:
                 raise Unsupported(f"event times beyond +-2**60 ms (key {batch.keys[0]!r})")
         except Unsupported as exc:
-            return self._of_emissions(self._hand_over(batch, str(exc)))
+            return self._of_emissions([*ticked, *self._hand_over(batch, str(exc))])
         valid, vi, vf, isf, ref, objs = cols
         self.objs.extend(objs)
         codes = self.keys.encode(batch.keys)
         self._grow_keys()
         order = L.by_key(codes, len(self.keys))
-        size, al = self._size, self._al
-        known = self.wm is not None
-        if known:
-            assert self.wm is not None
-            wm0 = _clamp(self.wm)
-            horizon = _clamp(self.wm - size - 2 - al)
-            hz1 = _clamp(self.wm - size - 1 - al)
-            cl = _clamp(self.wm - size - 1)
+        size = self._size
+        after = np.zeros(0, dtype=np.int64)
+        if self._key_scope:
+            marks, after = self._key_marks(codes, times)
         else:
-            wm0 = horizon = hz1 = cl = -FAR
+            marks = self._global_marks()
+        known, wm0, horizon, hz1, cl = marks
         seq0 = self.seq
         (perm, kstart, kend, rt, win_start, win_key, win_blate, win_cseq, *late_runs
          ) = K.ingest_unit(
@@ -193,11 +200,22 @@ class SlidingKernelEngine(SlidingState):
             self.wborn[slots] = np.arange(self.born_next, self.born_next + nw, dtype=np.int64)
             self.born_next += nw
             np.add.at(self.key_nwin, win_key, 1)
-            self._add_due(slots, win_start + (size + 1), passed=False)
+            if not self._key_scope:  # per-key watermarks scan the unit's keys' windows
+                self._add_due(slots, win_start + (size + 1), passed=False)
         late = self._late(batch, codes, *late_runs)
         np.maximum.at(self.key_max_t, codes, times)
         tmax = int(times.max())
         self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
+        if self._key_scope:
+            kpanes, recs = self._key_unit_panes(codes, after, seq0)
+            if len(self.objs) > 65536:
+                self._compact_objs()
+            emitted = self._output(late, kpanes).panes
+            assert isinstance(emitted, EmissionColumns)
+            # each record's late lines come before the panes it fired
+            return ColumnarOutput(ticked, EmissionColumns(
+                emitted.panes, emitted.late,
+                np.searchsorted(recs, _late_records(late_runs), side="left")))
         if self._bounded:
             cand = tmax - self._delay
             if self.wm is None or cand > self.wm:
@@ -228,14 +246,46 @@ class SlidingKernelEngine(SlidingState):
         if self.ended:
             return self._output(None, None)
         self.ended = True
+        self._all_due()
         return self._output(None, self._fire(np.arange(len(self.keys), dtype=np.int64)))
 
     def _fire_watermark(self) -> list[Emission]:
         return self._output(None, self._fire(np.zeros(0, dtype=np.int64))).to_emissions()
 
     def _fire_all(self) -> list[Emission]:
+        self._all_due()
         return self._output(
             None, self._fire(np.arange(len(self.keys), dtype=np.int64))).to_emissions()
+
+    def _all_due(self) -> None:
+        """Per-key watermarks keep no deadline runs: at the end of input every window is due,
+        the close run is all of them."""
+        if self._key_scope:
+            self.cslot = np.flatnonzero(self.used)
+            self.cexp = np.zeros(len(self.cslot), dtype=np.int64)
+            self.xexp = self.xslot = np.zeros(0, dtype=np.int64)
+
+    def _global_marks(self) -> tuple[Any, ...]:
+        """The watermark every record of a unit meets (global scope), as ``ingest_unit``
+        takes it: known, value, horizon, expiry bound, close bound."""
+        size, al = self._size, self._al
+        if self.wm is None:
+            return tuple(np.full(1, v) for v in (False, -FAR, -FAR, -FAR, -FAR))
+        return (np.ones(1, dtype=np.bool_), *(
+            np.full(1, _clamp(v), dtype=np.int64) for v in (
+                self.wm, self.wm - size - 2 - al, self.wm - size - 1 - al, self.wm - size - 1)))
+
+    def advance_processing_time(self, now_ms: int) -> list[Emission]:
+        """Move processing time to ``now_ms`` (never back); under per-key watermarks with
+        idle advance, each key's watermark moves from its base and what it expires fires."""
+        if self.general is not None:
+            return self.general.advance_processing_time(now_ms)
+        if self.ended or now_ms <= self.processing_time:
+            return []
+        self.processing_time = now_ms
+        if not (self._key_scope and self._idle):
+            return []
+        return self._output(None, self._idle_panes(now_ms)).to_emissions()
 
     def _output(self, late: LateColumns | None, panes: PaneColumns | None) -> ColumnarOutput:
         """One call's output: its late lines (they come before every pane it fires), then its
@@ -418,16 +468,20 @@ class SlidingKernelEngine(SlidingState):
         K.prune(keys, self.kstart, self.kend, self.rt, wm, self.ended, self._size, self._al)
         gone = keys[(self.key_nwin[keys] == 0) & (self.kstart[keys] == self.kend[keys])
                     & (self.late_acc[keys] == 0) & (self.late_drop[keys] == 0)]
-        self.key_max_t[gone] = NO_TIME
+        if not self._key_scope:  # a key holding its own watermark is never forgotten
+            self.key_max_t[gone] = NO_TIME
         return panes
 
-    def _pane_columns(self, slots: I64, vals: tuple[Any, ...]) -> PaneColumns:
-        """The final panes of the windows in ``slots`` (already in emission order)."""
+    def _pane_columns(self, slots: I64, vals: tuple[Any, ...],
+                      key_wm: I64 | None = None) -> PaneColumns:
+        """The final panes of the windows in ``slots`` (already in emission order), showing
+        the watermark (``key_wm``: each pane's key's)."""
         n = len(slots)
         start = self.wstart[slots]
         wm = WM_NONE if self.ended or self.wm is None else self.wm
         if not WM_NONE <= wm < WM_INF:  # pragma: no cover - an external watermark beyond int64
             raise EngineError(f"watermark {wm}: beyond the int64 range of pane columns")
+        wms = np.full(n, wm, dtype=np.int64) if key_wm is None or self.ended else key_wm
         ones = np.ones(n, dtype=np.bool_)
         return PaneColumns(
             key_codes=self.wkey[slots], key_table=self.keys, window_start=start,
@@ -436,7 +490,7 @@ class SlidingKernelEngine(SlidingState):
             pane_index=np.zeros(n, dtype=np.int64), is_first=ones, is_last=ones,
             retraction=np.zeros(n, dtype=np.bool_), values=self._value_columns(vals, slots),
             emitted_at=np.full(n, self.processing_time, dtype=np.int64),
-            watermark=np.full(n, wm, dtype=np.int64),
+            watermark=wms,
             first_event_time=vals[0], last_event_time=vals[1],
         )
 
@@ -491,5 +545,13 @@ class SlidingKernelEngine(SlidingState):
         self.handed_over_because = why
         self.general = Engine(self.defn, state=self.to_engine_state(), watermark=self.mode)
         return self.general.ingest(batch)
+
+def _late_records(late_runs: Any) -> I64:
+    """The unit record of each late line, in the order of the late columns (arrival, then
+    start), from ``ingest_unit``'s runs."""
+    drop_rec, drop_off = late_runs[1], late_runs[2]
+    runs = np.argsort(drop_rec, kind="stable")
+    return np.repeat(drop_rec[runs], np.diff(drop_off)[runs])
+
 
 __all__ = ["SlidingKernelEngine", "SlidingKernelState"]

@@ -68,6 +68,9 @@ class SlidingArrays(HandsOver):
         self._event_basis = defn.lateness_basis == "event"
         self._bounded = watermark == "internal" and wmd.strategy == "bounded"
         self._source = wmd.strategy == "source"
+        self._key_scope = self._bounded and wmd.scope == "key"
+        """Each key's watermark is its own (``key_wm``, :mod:`.sliding_key`)."""
+        self._idle = wmd.strategy == "bounded" and wmd.idle_advance
         self._names = [a.name for a in defn.aggregations]
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
@@ -86,6 +89,11 @@ class SlidingArrays(HandsOver):
         self.key_max_t = np.zeros(0, dtype=np.int64)
         self.late_acc = np.zeros(0, dtype=np.int64)
         self.late_drop = np.zeros(0, dtype=np.int64)
+        self.key_wm = np.zeros(0, dtype=np.int64)
+        self.key_ib = np.zeros(0, dtype=np.int64)
+        self.key_ibpt = np.zeros(0, dtype=np.int64)
+        """``watermark.scope: key``: each key's watermark, idle base and the processing time
+        of that base (``NO_TIME``: none)."""
         self.late_chunks: list[tuple[I64, I64, I64, I64]] = []
         """Per-window late counts since the last drain: (key code, start, accepted, dropped)
         arrays, one chunk per unit (summed when read)."""
@@ -181,6 +189,10 @@ class SlidingArrays(HandsOver):
             self.key_max_t = np.concatenate([self.key_max_t, np.full(extra, NO_TIME)])
             self.late_acc = np.concatenate([self.late_acc, z])
             self.late_drop = np.concatenate([self.late_drop, z])
+            none = np.full(extra, NO_TIME, dtype=np.int64)
+            self.key_wm = np.concatenate([self.key_wm, none])
+            self.key_ib = np.concatenate([self.key_ib, none])
+            self.key_ibpt = np.concatenate([self.key_ibpt, none])
 
     def _held_abs(self) -> float:
         best = 0.0
@@ -217,7 +229,7 @@ class SlidingArrays(HandsOver):
             out[f"{kjs[code]}|{st}|{st + size}"] = [kv[code], st, st + size, acc, drop]
         return out
 
-    def _window_values(self, slots: I64) -> tuple[Any, ...]:
+    def _window_values(self, slots: I64, lim: I64 | None = None) -> tuple[Any, ...]:
         """``K.window_values`` of ``slots`` (in that order): computed by key (in the order of
         ``slots`` within a key: by start for the callers, which makes the records' reads
         sequential), then put back in the order of ``slots``."""
@@ -226,4 +238,5 @@ class SlidingArrays(HandsOver):
             slots[order], order, self.wstart, self.wkey, self.wcseq, self.kstart, self.kend, self.rt,
             self.rseq, self._kinds, self.rvalid, self.rvi, self.rvf, self.risf, self.pc,
             self.pi, self.pf, self._size,
+            np.zeros(0, dtype=np.int64) if lim is None else lim[order],
         )

@@ -94,7 +94,7 @@ class SlidingState(SlidingArrays):
         )
         nrec = self.kend - self.kstart
         present = np.flatnonzero((self.key_nwin > 0) | (nrec > 0) | (self.late_acc > 0)
-                                 | (self.late_drop > 0))
+                                 | (self.late_drop > 0) | (self.key_wm != NO_TIME))
         kjs = self.keys.json_array()
         slots = np.flatnonzero(self.used)
         slots = slots[np.argsort(self.wborn[slots], kind="stable")]
@@ -110,6 +110,8 @@ class SlidingState(SlidingArrays):
             ks = KeyState(
                 key=self.keys.values[c], max_event_time=None if mt == NO_TIME else mt,
                 late_accepted=int(self.late_acc[c]), late_dropped=int(self.late_drop[c]),
+                watermark=_opt(self.key_wm[c]), idle_base=_opt(self.key_ib[c]),
+                idle_base_pt=_opt(self.key_ibpt[c]),
                 records=[[int(self.rt[x]), int(self.rseq[x]), self._record_vals(x)]
                          for x in range(int(self.kstart[c]), int(self.kend[c]))],
             )
@@ -159,6 +161,9 @@ class SlidingState(SlidingArrays):
             self.late_acc[c] = ks.late_accepted
             self.late_drop[c] = ks.late_dropped
             self.key_max_t[c] = NO_TIME if ks.max_event_time is None else ks.max_event_time
+            for arr, v in ((self.key_wm, ks.watermark), (self.key_ib, ks.idle_base),
+                           (self.key_ibpt, ks.idle_base_pt)):
+                arr[c] = NO_TIME if v is None else v
             self.kstart[c] = len(times)
             for rec in ks.records:
                 times.append(rec[0])
@@ -219,8 +224,9 @@ class SlidingState(SlidingArrays):
             sl = np.array(slots, dtype=np.int64)
             passed = self.wpassed[sl]
             close = self.wstart[sl] + (self._size + 1)
-            self._add_due(sl[~passed], close[~passed], passed=False)
-            self._add_due(sl[passed], close[passed] + self._al, passed=True)
+            if not self._key_scope:  # per-key watermarks scan the keys' windows instead
+                self._add_due(sl[~passed], close[~passed], passed=False)
+                self._add_due(sl[passed], close[passed] + self._al, passed=True)
         if st.late_deltas:
             kj_code = {str(k): c for c, k in enumerate(self.keys.json_array().tolist())}
             rows = list(st.late_deltas.items())
@@ -245,12 +251,15 @@ class SlidingState(SlidingArrays):
 
     def _cannot_hold(self, st: EngineState) -> str | None:
         """Why the arrays cannot hold ``st`` exactly (None when they can)."""
-        if st.idle_base is not None:
-            return "state: an idle-advance base"
+        if st.idle_base is not None or st.idle_base_pt is not None:
+            return "state: a global idle-advance base"
         size = self._size
         for kj, ks in st.keys.items():
-            if ks.watermark is not None or ks.idle_base is not None:
+            marks = (ks.watermark, ks.idle_base, ks.idle_base_pt)
+            if any(v is not None for v in marks) and not self._key_scope:
                 return f"state: key {kj} holds a key watermark"
+            if not all(v is None or (type(v) is int and abs(v) <= 2**62 + 2**61) for v in marks):
+                return f"state: key {kj} holds a watermark or idle base beyond 2**62 + 2**61"
             prev: tuple[int, int] | None = None
             for r in ks.records:
                 if (not isinstance(r, list) or len(r) != 3 or type(r[0]) is not int
@@ -273,6 +282,10 @@ class SlidingState(SlidingArrays):
                         or abs(w.start) > TIME_LIMIT):
                     return f"state: key {kj} holds a window of another kind"
         return None
+
+
+def _opt(v: Any) -> int | None:
+    return None if v == NO_TIME else int(v)
 
 
 def _canon(x: Any) -> str:
