@@ -156,3 +156,27 @@ def test_a_state_blob_carries_what_the_last_pane_showed() -> None:
     assert drive(resumed, range(3, 5)) == drive(ref, range(3, 5))
     assert [e.to_json() for e in resumed.end_of_input()] == [
         e.to_json() for e in ref.end_of_input()]
+
+
+class _Compacting(SlidingTriggerEngine):
+    """Compacts its distinct values at every firing (the engine does it past 65536)."""
+
+    def _fire(self, touched: Any) -> Any:
+        self._distinct_limit = -1
+        return super()._fire(touched)
+
+
+@SETTINGS
+@given(defn=st.one_of(TRIGGERED, CLOCKED), us=units(MIXED))
+def test_compacting_the_distinct_values_changes_nothing(defn: Definition, us: list[Any]) -> None:
+    k_out, k_seen = _run(_Compacting(defn), defn, us, False, None, None)
+    g_out, g_seen = _run(Engine(defn), defn, us, False, None, None)
+    assert k_out == g_out and k_seen == g_seen
+
+
+def test_distinct_values_of_forgotten_records_are_forgotten() -> None:
+    defn = replace(DEFN, watermark=Watermark(delay=0), allowed_lateness=0)
+    eng = _Compacting(defn)
+    for i in range(20):
+        eng.ingest(_batch(defn, (i, [("a", 100 * i, f"v{i}-{k}") for k in range(10)])))
+    assert len(eng._distinct) <= 40  # 200 without compaction

@@ -404,13 +404,13 @@ def ingest_key(
 
 @njit(cache=True)
 def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
-             kinds, RT, RF, n_h, W, WF, n_w, early_tv, late_tv, cur, side):
+             kinds, RT, RF, n_h, W, WF, n_w, early_tv, late_tv, cur, cols, distinct, n_codes):
     """The closing firing for one key (``Firing._fire`` over the key's windows): every
     window whose deadline ``wm0`` reached (all at the end of input), in start order, then the
     pruning of held records (``Firing._prune_records``); a window not due that has pending
     elements and no timer starts the timer of its phase. Returns ``(n_h, n_w, PR, PW, PF,
-    n_p, GONE, n_g, MP, MR)``: the panes, the starts of the windows that went without one and
-    (with ``side``) the panes' members, read before the pruning."""
+    n_p, GONE, n_g, CNT, REFS)``: the panes, the starts of the windows that went without one
+    and the side aggregations' outputs (:func:`side_outputs`), read before the pruning."""
     PR = np.zeros((8, P_WIDTH), dtype=np.int64)
     PW = np.zeros((8, W.shape[1]), dtype=np.int64)
     PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
@@ -440,10 +440,8 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry,
                 WF[keep] = WF[w]
             keep += 1
     n_w = keep
-    if side:
-        MP, MR = pane_members(RT, n_h, PR, n_p, size)
-    else:
-        MP, MR = pane_members(RT, n_h, PR, 0, size)
+    CNT, REFS = side_outputs(RT, n_h, PR, n_p if len(cols) else 0, size, cols, distinct,
+                             n_codes)
     k = 0
     while k < n_h and (ended or (wm_known and wm0 >= RT[k, R_T] + size + 2 + al)):
         k += 1
@@ -452,7 +450,7 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry,
             RT[i - k] = RT[i]
             RF[i - k] = RF[i]
         n_h -= k
-    return n_h, n_w, PR, PW, PF, n_p, GONE, n_g, MP, MR
+    return n_h, n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS
 
 
 @njit(cache=True)
@@ -529,3 +527,52 @@ def pane_members(RT, n_h, PR, n_p, size):
                 MR[k] = RT[i]
                 k += 1
     return MP, MR
+
+
+@njit(cache=True)
+def side_outputs(RT, n_h, PR, n_p, size, cols, distinct, n_codes):
+    """The side aggregations' values of the first ``n_p`` pane rows, from their members (as
+    :func:`pane_members` selects them; ``cols``: each side aggregation's first ``RT`` column,
+    ``distinct``: whether it is ``count_distinct``, whose codes are below ``n_codes``).
+    Returns ``(CNT, REFS)``: per side aggregation and pane, the number of valid members
+    (``collect``) or of distinct codes among them (``count_distinct``); and the object refs
+    of the ``collect`` members, by aggregation, pane, then record."""
+    ns = len(cols)
+    CNT = np.zeros((ns, n_p), dtype=np.int64)
+    lo = np.empty(n_p, dtype=np.int64)
+    hi = np.empty(n_p, dtype=np.int64)
+    for p in range(n_p):
+        s = PR[p, P_START]
+        lo[p] = _bisect(RT, n_h, R_T, s, False)
+        hi[p] = _bisect(RT, n_h, R_T, s + size, True)
+    stamp = np.full(max(n_codes, 1), -1, dtype=np.int64)
+    total = 0
+    for k in range(ns):
+        b = cols[k]
+        for p in range(n_p):
+            c = 0
+            tag = k * n_p + p
+            for i in range(lo[p], hi[p]):
+                q = RT[i, R_SEQ]
+                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
+                    if not distinct[k]:
+                        c += 1
+                    elif stamp[RT[i, b + 1]] != tag:
+                        stamp[RT[i, b + 1]] = tag
+                        c += 1
+            CNT[k, p] = c
+            if not distinct[k]:
+                total += c
+    REFS = np.empty(total, dtype=np.int64)
+    j = 0
+    for k in range(ns):
+        if distinct[k]:
+            continue
+        b = cols[k]
+        for p in range(n_p):
+            for i in range(lo[p], hi[p]):
+                q = RT[i, R_SEQ]
+                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
+                    REFS[j] = RT[i, b + 3]
+                    j += 1
+    return CNT, REFS

@@ -37,41 +37,59 @@ def _take(objs: list[Any], refs: list[int]) -> list[Any]:
     return list(itemgetter(*refs)(objs))
 
 
-def member_values(eng: SlidingTriggerEngine, objs: list[Any], MP: I64, MR: I64, n: int
+def member_values(eng: SlidingTriggerEngine, objs: list[Any], CNT: I64, REFS: I64, n: int
                   ) -> dict[str, list[Any]]:
-    """Per side aggregation, the value of each of ``n`` panes from their members (``MP``
-    pane, ``MR`` held-record row): ``collect`` the valid inputs in (time, sequence) order,
-    ``count_distinct`` the number of distinct codes among them."""
+    """Per side aggregation, the value of each of ``n`` panes from the kernels' outputs
+    (:func:`._sliding_trigger_kernels.side_outputs`): ``collect`` the valid inputs in (time,
+    sequence) order, ``count_distinct`` the number of distinct values among them."""
     out: dict[str, list[Any]] = {}
-    for j, name, fn in eng._side:
-        b = K.R_AGG + K.R_WIDTH * j
-        valid = MR[:, b] != 0
-        p = MP[valid]
+    off = 0
+    for k, (_, name, fn) in enumerate(eng._side):
         if fn == "count_distinct":
-            pairs = np.unique(p * max(len(eng._distinct), 1) + MR[valid, b + 1])
-            n_codes = max(len(eng._distinct), 1)
-            out[name] = np.bincount(pairs // n_codes, minlength=n).tolist()
+            out[name] = CNT[k].tolist()
             continue
-        vals = _take(objs, MR[valid, b + 3].tolist())
-        bounds = np.cumsum(np.bincount(p, minlength=n)).tolist()
+        counts = CNT[k].tolist()
+        total = sum(counts)
+        vals = _take(objs, REFS[off:off + total].tolist())
+        off += total
         col: list[Any] = []
         lo = 0
-        for hi in bounds:  # one step per pane
-            col.append(vals[lo:hi])
-            lo = hi
+        for c in counts:  # one step per pane
+            col.append(vals[lo:lo + c])
+            lo += c
         out[name] = col
     return out
 
 
+def pane_side(eng: SlidingTriggerEngine, ka: KeyArrays, PR: I64, n_p: int) -> tuple[I64, I64]:
+    """:func:`._sliding_trigger_kernels.side_outputs` of ``n_p`` pane rows on ``ka``'s held
+    records."""
+    cnt: I64
+    refs: I64
+    cnt, refs = K.side_outputs(ka.RT, ka.n_h, PR, n_p, eng._size, eng._side_cols,
+                               eng._side_distinct, len(eng._distinct))
+    return cnt, refs
+
+
 def window_members(eng: SlidingTriggerEngine, ka: KeyArrays) -> tuple[I64, I64]:
     """The members each of the key's windows holds now (its accumulator's content)."""
+    MP, MR = K.pane_members(ka.RT, ka.n_h, _window_rows(eng, ka), ka.n_w, eng._size)
+    return MP, MR
+
+
+def window_values(eng: SlidingTriggerEngine, ka: KeyArrays) -> dict[str, list[Any]]:
+    """Per side aggregation, each of the key's windows' value now (``open_windows``)."""
+    return member_values(eng, ka.objs, *pane_side(eng, ka, _window_rows(eng, ka), ka.n_w),
+                         ka.n_w)
+
+
+def _window_rows(eng: SlidingTriggerEngine, ka: KeyArrays) -> I64:
     n = ka.n_w
     PR = np.zeros((n, K.P_WIDTH), dtype=np.int64)
     PR[:, K.P_START] = ka.W[:n, K.W_START]
     PR[:, K.P_LO] = ka.W[:n, K.W_CUT] if eng._discarding else K.NO_CUT
     PR[:, K.P_HI] = FAR_SEQ
-    MP, MR = K.pane_members(ka.RT, ka.n_h, PR, n, eng._size)
-    return MP, MR
+    return PR
 
 
 def window_accs(eng: SlidingTriggerEngine, ka: KeyArrays) -> list[dict[int, Any]]:
@@ -106,3 +124,26 @@ def restore_cuts(ka: KeyArrays, size: int) -> None:
         seqs = np.sort(ka.RT[lo:hi, K.R_SEQ])
         k = len(seqs) - int(ka.W[w, K.W_PEND])
         ka.W[w, K.W_CUT] = int(seqs[k - 1]) if k > 0 else K.NO_CUT
+
+
+def compact_distinct(eng: SlidingTriggerEngine) -> None:
+    """Keep in the ``count_distinct`` table only the values the held records use (it
+    otherwise keeps every distinct value the stream showed) and recode the records."""
+    from jobs.engine.vectorized.value_codes import ValueTable
+
+    cols = [int(c) for c, d in zip(eng._side_cols.tolist(), eng._side_distinct.tolist(),
+                                   strict=True) if d]
+    parts = [ka.RT[:ka.n_h, c + 1][ka.RT[:ka.n_h, c] != 0]
+             for ka in eng.keys.values() for c in cols]
+    used = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    for ka in eng.keys.values():
+        for c in cols:
+            valid = ka.RT[:ka.n_h, c] != 0
+            ka.RT[:ka.n_h, c + 1][valid] = np.searchsorted(used, ka.RT[:ka.n_h, c + 1][valid])
+    tokens = eng._distinct.tokens
+    eng._distinct = ValueTable([tokens[i] for i in used.tolist()])
+    eng._distinct_limit = max(DISTINCT_LIMIT, 4 * len(eng._distinct))
+
+
+DISTINCT_LIMIT = 65536
+"""The ``count_distinct`` table's size past which the engine compacts it."""

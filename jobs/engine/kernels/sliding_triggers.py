@@ -41,7 +41,14 @@ from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
-from jobs.engine.kernels.sliding_trigger_side import SIDE_FNS, member_values, window_members
+from jobs.engine.kernels.sliding_trigger_side import (
+    DISTINCT_LIMIT,
+    SIDE_FNS,
+    compact_distinct,
+    member_values,
+    pane_side,
+    window_values,
+)
 from jobs.engine.kernels.timers import timer_due_times
 from jobs.engine.records import (
     Emission,
@@ -134,7 +141,12 @@ class SlidingTriggerEngine(HandsOver):
         self._kinds = np.array([FN_CODES[f] for f in self._fns], dtype=np.int64)
         self._side = [(j, a.name, a.fn) for j, a in enumerate(defn.aggregations)
                       if a.fn in SIDE_FNS]
+        self._side_cols = np.array([K.R_AGG + K.R_WIDTH * j for j, _, _ in self._side],
+                                   dtype=np.int64)
+        self._side_distinct = np.array([fn == "count_distinct" for _, _, fn in self._side],
+                                       dtype=np.bool_)
         self._distinct = ValueTable()
+        self._distinct_limit = DISTINCT_LIMIT
         """The codes of ``count_distinct`` inputs (in the held records' int column)."""
         self._size = defn.window.size or 0
         self._al = min(defn.allowed_lateness, FAR)
@@ -246,8 +258,7 @@ class SlidingTriggerEngine(HandsOver):
                 for s in AR[:n_a, 1].tolist():
                     self._count_late(ka, s, accepted=1)
             if n_p:
-                members = K.pane_members(ka.RT, ka.n_h, PR, n_p, self._size) if (
-                    self._side) else None
+                members = pane_side(self, ka, PR, n_p) if self._side else None
                 for rec, ems in self._panes(ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
                                             members):
                     per_rec.setdefault(rec, []).extend(ems)
@@ -291,8 +302,7 @@ class SlidingTriggerEngine(HandsOver):
         size = self._size
         for kj in sorted(self.keys):
             ka = self.keys[kj]
-            side = member_values(self, ka.objs, *window_members(self, ka), ka.n_w) if (
-                self._side) else {}
+            side = window_values(self, ka) if self._side else {}
             for w in range(ka.n_w):
                 row = ka.W[w]
                 s = int(row[K.W_START])
@@ -420,8 +430,7 @@ class SlidingTriggerEngine(HandsOver):
                members: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
                ) -> list[tuple[int, list[Emission]]]:
         """Each pane row's emissions (retracting: the window's last pane withdrawn first);
-        ``members``: the panes' held records (:func:`K.pane_members`), for the side
-        aggregations."""
+        ``members``: the side aggregations' outputs (:func:`K.side_outputs`)."""
         out: list[tuple[int, list[Emission]]] = []
         now = self.processing_time
         size = self._size
@@ -489,8 +498,7 @@ class SlidingTriggerEngine(HandsOver):
                                             self._size, self._discarding, self._kinds,
                                             self.seq - 1)
             if n_p:
-                members = K.pane_members(ka.RT, ka.n_h, PR, n_p, self._size) if (
-                    self._side) else None
+                members = pane_side(self, ka, PR, n_p) if self._side else None
                 dues = PR[:n_p, K.P_REC].tolist()
                 starts = PR[:n_p, K.P_START].tolist()
                 for due, s, (_, ems) in zip(dues, starts, self._panes(
@@ -531,16 +539,16 @@ class SlidingTriggerEngine(HandsOver):
         rows: list[tuple[int, str, list[Emission]]] = []
         for kj, ka in visited.items():
             if ka.n_w or ka.n_h:
-                ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g, MP, MR = K.fire_due(
+                ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS = K.fire_due(
                     wm_known, wm0, self.ended, self._size, self._al, self._early_n,
                     self._late_n, self._at_end, self._at_expiry, self._discarding,
                     self._kinds, ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ev, lv,
-                    self.seq - 1, bool(self._side))
+                    self.seq - 1, self._side_cols, self._side_distinct, len(self._distinct))
                 if n_p:
                     starts = PR[:n_p, K.P_START].tolist()
                     for s, (_, ems) in zip(starts, self._panes(
                             ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
-                            (MP, MR) if self._side else None), strict=True):
+                            (CNT, REFS) if self._side else None), strict=True):
                         rows.append((s, kj, ems))
                 for s in GONE[:n_g].tolist():
                     ka.lp.pop(s, None)
@@ -553,6 +561,8 @@ class SlidingTriggerEngine(HandsOver):
                     from jobs.engine.kernels.sliding_trigger_state import compact_objs
 
                     compact_objs(self, ka)
+        if len(self._distinct) > self._distinct_limit:
+            compact_distinct(self)
         rows.sort(key=lambda r: (r[0], r[1]))
         return [e for _, _, ems in rows for e in ems]
 
