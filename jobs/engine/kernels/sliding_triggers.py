@@ -16,7 +16,9 @@ key and arrival unit (:func:`._sliding_trigger_kernels.ingest_key`); the waterma
 is one pass per key whose next deadline it reached (``fire_due``). Per key the state is
 arrays (:class:`KeyArrays`): held records and windows sorted by start; the Python side keeps
 the key's input objects (records and first/last values, by reference), in retracting mode
-each window's last pane (the general engine's dict), and the late counts.
+each window's last pane (the general engine's dict), and the late counts. ``collect`` and
+``count_distinct`` keep no accumulator: a pane reads them from the held records inside its
+window (:mod:`.sliding_trigger_side`).
 
 State snapshots *are* the general engine's (:mod:`.sliding_trigger_state` converts both
 ways); input or a restored state the arrays cannot hold (non-numeric values for
@@ -146,8 +148,8 @@ class SlidingTriggerEngine(HandsOver):
         self._side_distinct = np.array([fn == "count_distinct" for _, _, fn in self._side],
                                        dtype=np.bool_)
         self._distinct = ValueTable()
-        self._distinct_limit = DISTINCT_LIMIT
         """The codes of ``count_distinct`` inputs (in the held records' int column)."""
+        self._distinct_limit = DISTINCT_LIMIT
         self._size = defn.window.size or 0
         self._al = min(defn.allowed_lateness, FAR)
         self._event_basis = defn.lateness_basis == "event"
