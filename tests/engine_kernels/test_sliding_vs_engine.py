@@ -186,9 +186,10 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
     # count triggers: the compiled engine of sliding windows with triggers
     assert isinstance(make_engine(replace(base, trigger=Trigger(emit="current"))),
                       SlidingTriggerEngine)
+    assert isinstance(make_engine(replace(base, aggregations=(Aggregation("c", "collect", "x"),),
+                                          trigger=Trigger("current"))), SlidingTriggerEngine)
     for other in (
         replace(base, watermark=Watermark(scope="key")),
-        replace(base, aggregations=(Aggregation("c", "collect", "x"),), trigger=Trigger("current")),
     ):
         assert type(make_engine(other)) is Engine
 
