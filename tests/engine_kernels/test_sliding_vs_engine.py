@@ -188,9 +188,10 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
                       SlidingTriggerEngine)
     assert isinstance(make_engine(replace(base, watermark=Watermark(scope="key"))),
                       SlidingKernelEngine)
+    assert isinstance(make_engine(replace(base, aggregations=(Aggregation("c", "collect", "x"),),
+                                          trigger=Trigger("current"))), SlidingTriggerEngine)
     for other in (
         replace(base, watermark=Watermark(scope="key"), trigger=Trigger(emit="current")),
-        replace(base, aggregations=(Aggregation("c", "collect", "x"),), trigger=Trigger("current")),
     ):
         assert type(make_engine(other)) is Engine
 

@@ -28,8 +28,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-COUNT, SUM, MIN, MAX, MEAN, FIRST, LAST = 0, 1, 2, 3, 4, 5, 6
-"""Aggregation codes (``FN_CODES`` in sliding_triggers.py maps the names)."""
+COUNT, SUM, MIN, MAX, MEAN, FIRST, LAST, SIDE = 0, 1, 2, 3, 4, 5, 6, 7
+"""Aggregation codes (``FN_CODES`` in sliding_triggers.py maps the names). ``SIDE``
+(collect, count_distinct) keeps no accumulator: a pane's values are its members, the held
+records :func:`pane_members` lists."""
 EARLY, ON_TIME, LATE = 0, 1, 2
 BEFORE_WM, EXPIRED = 0, 1
 """Reasons of a dropped record's late rows."""
@@ -37,14 +39,19 @@ BEFORE_WM, EXPIRED = 0, 1
 R_T, R_SEQ, R_AGG = 0, 1, 2
 R_WIDTH = 4
 """Per aggregation in ``RT``: valid, int value, is float, object ref."""
-W_START, W_BORN, W_ELEM, W_PEND, W_EMIT, W_PASSED, W_BLATE, W_FIRST, W_LAST, W_TIMER = range(10)
-W_AGG = 10
+(W_START, W_BORN, W_ELEM, W_PEND, W_EMIT, W_PASSED, W_BLATE, W_FIRST, W_LAST, W_TIMER,
+ W_CUT) = range(11)
+W_AGG = 11
 A_CNT, A_ISUM, A_ISF, A_EI, A_EISF, A_HAS, A_OT, A_OSEQ, A_OREF = range(9)
 A_WIDTH = 9
-P_REC, P_START, P_TIMING, P_INDEX, P_LAST, P_GONE = range(6)
-P_WIDTH = 6
+P_REC, P_START, P_TIMING, P_INDEX, P_LAST, P_GONE, P_LO, P_HI = range(8)
+P_WIDTH = 8
 """A pane row: record (-1: none; a timer's pane: its due time), start, timing, pane index, is
-last, the window is gone."""
+last, the window is gone, and the arrival sequences ``(lo, hi]`` of the held records it shows
+(:func:`pane_members`)."""
+NO_CUT = -(2**62)
+"""``W_CUT`` of a window that has shown nothing yet: every member is new (the sequence of the
+last record a discarding window's last pane showed, else)."""
 NO_TIMER = np.iinfo(np.int64).max
 """``W_TIMER`` of a window without a processing-time timer (``WindowState.timer`` None)."""
 
@@ -132,10 +139,10 @@ def _add(W, WF, w, RT, RF, i, kinds):
     seq = RT[i, R_SEQ]
     for j in range(len(kinds)):
         rb = R_AGG + R_WIDTH * j
-        if RT[i, rb] == 0:
+        kind = kinds[j]
+        if RT[i, rb] == 0 or kind == SIDE:
             continue
         b = W_AGG + A_WIDTH * j
-        kind = kinds[j]
         vi = RT[i, rb + 1]
         visf = RT[i, rb + 2]
         vf = RF[i, j]
@@ -201,6 +208,7 @@ def _new_window(W, WF, n_w, pos, s, born, blate, size, RT, RF, n_h, kinds):
     W[pos] = 0
     WF[pos] = 0.0
     W[pos, W_TIMER] = NO_TIMER
+    W[pos, W_CUT] = NO_CUT
     W[pos, W_START] = s
     W[pos, W_BORN] = born
     W[pos, W_BLATE] = blate
@@ -211,9 +219,11 @@ def _new_window(W, WF, n_w, pos, s, born, blate, size, RT, RF, n_h, kinds):
 
 
 @njit(cache=True)
-def _emit(W, WF, w, rec, timing, is_last, discarding, kinds, PR, PW, PF, n_p):
+def _emit(W, WF, w, rec, timing, is_last, discarding, kinds, PR, PW, PF, n_p, cur):
     """``Firing._emit``: the pane row (with a copy of the window's rows), then the pane
-    bookkeeping. Returns the grown output arrays and ``n_p``."""
+    bookkeeping (``cur``: the sequence of the last record that arrived: the pane shows the
+    members up to it, a discarding window's next pane those after it). Returns the grown
+    output arrays and ``n_p``."""
     PR = _grow(PR, n_p + 1)
     PW = _grow(PW, n_p + 1)
     PF = _grow(PF, n_p + 1)
@@ -223,6 +233,8 @@ def _emit(W, WF, w, rec, timing, is_last, discarding, kinds, PR, PW, PF, n_p):
     PR[n_p, P_INDEX] = W[w, W_EMIT]
     PR[n_p, P_LAST] = is_last
     PR[n_p, P_GONE] = 0
+    PR[n_p, P_LO] = W[w, W_CUT] if discarding else NO_CUT
+    PR[n_p, P_HI] = cur
     PW[n_p] = W[w]
     PF[n_p] = WF[w]
     W[w, W_EMIT] += 1
@@ -230,12 +242,13 @@ def _emit(W, WF, w, rec, timing, is_last, discarding, kinds, PR, PW, PF, n_p):
     W[w, W_TIMER] = NO_TIMER
     if discarding:
         _clear(W, WF, w, kinds)
+        W[w, W_CUT] = cur
     return PR, PW, PF, n_p + 1
 
 
 @njit(cache=True)
 def _run_window(W, WF, w, rec, wm_known, wm0, ended, size, al, early_n, late_n, at_end,
-                at_expiry, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv):
+                at_expiry, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv, cur):
     """``Firing._fire_window`` for window row ``w`` (``early_tv`` / ``late_tv``: the due time
     an early / a late timer started now gets, ``NO_TIMER`` for a part that is not processing
     time based). Returns the outputs, ``n_p`` and whether the window is gone (the caller
@@ -244,7 +257,7 @@ def _run_window(W, WF, w, rec, wm_known, wm0, ended, size, al, early_n, late_n, 
     if not ended and (not wm_known or wm0 < close):  # early phase
         if early_n > 0 and W[w, W_PEND] > 0 and W[w, W_PEND] >= early_n:
             PR, PW, PF, n_p = _emit(W, WF, w, rec, EARLY, 0, discarding, kinds, PR, PW, PF,
-                                    n_p)
+                                    n_p, cur)
         elif W[w, W_PEND] > 0 and W[w, W_TIMER] == NO_TIMER:
             W[w, W_TIMER] = early_tv
         return PR, PW, PF, n_p, False
@@ -254,15 +267,16 @@ def _run_window(W, WF, w, rec, wm_known, wm0, ended, size, al, early_n, late_n, 
         W[w, W_TIMER] = NO_TIMER  # pending early timers are dropped when the window passes
         if at_end and W[w, W_BLATE] == 0:
             PR, PW, PF, n_p = _emit(W, WF, w, rec, ON_TIME, 1 if expired else 0, discarding,
-                                    kinds, PR, PW, PF, n_p)
+                                    kinds, PR, PW, PF, n_p, cur)
             return PR, PW, PF, n_p, expired
     if expired:
         if W[w, W_PEND] > 0:
             PR, PW, PF, n_p = _emit(W, WF, w, rec, ON_TIME if at_expiry else LATE, 1,
-                                    discarding, kinds, PR, PW, PF, n_p)
+                                    discarding, kinds, PR, PW, PF, n_p, cur)
         return PR, PW, PF, n_p, True
     if late_n > 0 and W[w, W_PEND] > 0 and W[w, W_PEND] >= late_n:
-        PR, PW, PF, n_p = _emit(W, WF, w, rec, LATE, 0, discarding, kinds, PR, PW, PF, n_p)
+        PR, PW, PF, n_p = _emit(W, WF, w, rec, LATE, 0, discarding, kinds, PR, PW, PF, n_p,
+                                cur)
     elif W[w, W_PEND] > 0 and W[w, W_TIMER] == NO_TIMER:
         W[w, W_TIMER] = late_tv
     return PR, PW, PF, n_p, False
@@ -381,7 +395,7 @@ def ingest_key(
                 w = _bisect(W, n_w, W_START, touched[i], False)
                 PR, PW, PF, n_p, dead = _run_window(
                     W, WF, w, rec, wm_known, wm0, False, size, al, early_n, late_n, at_end,
-                    False, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv)
+                    False, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv, seqs[r])
                 if dead:
                     PR[n_p - 1, P_GONE] = 1
                     n_w = _remove_window(W, WF, n_w, w)
@@ -390,12 +404,13 @@ def ingest_key(
 
 @njit(cache=True)
 def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
-             kinds, RT, RF, n_h, W, WF, n_w, early_tv, late_tv):
+             kinds, RT, RF, n_h, W, WF, n_w, early_tv, late_tv, cur, cols, distinct, n_codes):
     """The closing firing for one key (``Firing._fire`` over the key's windows): every
     window whose deadline ``wm0`` reached (all at the end of input), in start order, then the
     pruning of held records (``Firing._prune_records``); a window not due that has pending
     elements and no timer starts the timer of its phase. Returns ``(n_h, n_w, PR, PW, PF,
-    n_p, GONE, n_g)``: the panes and the starts of the windows that went without one."""
+    n_p, GONE, n_g, CNT, REFS)``: the panes, the starts of the windows that went without one
+    and the side aggregations' outputs (:func:`side_outputs`), read before the pruning."""
     PR = np.zeros((8, P_WIDTH), dtype=np.int64)
     PW = np.zeros((8, W.shape[1]), dtype=np.int64)
     PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
@@ -410,7 +425,7 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry,
             before = n_p
             PR, PW, PF, n_p, dead = _run_window(
                 W, WF, w, -1, wm_known, wm0, ended, size, al, early_n, late_n, at_end,
-                at_expiry, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv)
+                at_expiry, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv, cur)
             if dead:
                 if n_p > before:
                     PR[n_p - 1, P_GONE] = 1
@@ -425,6 +440,8 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry,
                 WF[keep] = WF[w]
             keep += 1
     n_w = keep
+    CNT, REFS = side_outputs(RT, n_h, PR, n_p if len(cols) else 0, size, cols, distinct,
+                             n_codes)
     k = 0
     while k < n_h and (ended or (wm_known and wm0 >= RT[k, R_T] + size + 2 + al)):
         k += 1
@@ -433,7 +450,7 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry,
             RT[i - k] = RT[i]
             RF[i - k] = RF[i]
         n_h -= k
-    return n_h, n_w, PR, PW, PF, n_p, GONE, n_g
+    return n_h, n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS
 
 
 @njit(cache=True)
@@ -450,7 +467,7 @@ def next_deadline(W, n_w, size, al, far):
 
 
 @njit(cache=True)
-def fire_timers(W, WF, n_w, now, wm_known, wm0, size, discarding, kinds):
+def fire_timers(W, WF, n_w, now, wm_known, wm0, size, discarding, kinds, cur):
     """``Firing._fire_timers`` on one key's windows: each window whose timer is due at
     ``now`` drops it and, with pending elements, fires an EARLY pane before its close, a LATE
     one after. Returns ``(PR, PW, PF, n_p)``, the pane rows in start order with the timer's
@@ -467,7 +484,7 @@ def fire_timers(W, WF, n_w, now, wm_known, wm0, size, discarding, kinds):
         if W[w, W_PEND] > 0:
             early = not wm_known or wm0 < W[w, W_START] + size + 1
             PR, PW, PF, n_p = _emit(W, WF, w, due, EARLY if early else LATE, 0, discarding,
-                                    kinds, PR, PW, PF, n_p)
+                                    kinds, PR, PW, PF, n_p, cur)
     return PR, PW, PF, n_p
 
 
@@ -479,3 +496,83 @@ def next_timer(W, n_w):
         if W[w, W_TIMER] < d:
             d = W[w, W_TIMER]
     return d
+
+
+@njit(cache=True)
+def pane_members(RT, n_h, PR, n_p, size):
+    """The held records each of the first ``n_p`` pane rows shows: those inside its window
+    whose arrival sequence is in ``(P_LO, P_HI]`` (what the general engine's accumulator
+    received since the window's last reset, in (time, sequence) order as ``collect`` keeps
+    them). Returns ``(MP, MR)``: the pane of each member (by pane, then record) and a copy of
+    its ``RT`` row (later passes move or prune the held records)."""
+    lo = np.empty(n_p, dtype=np.int64)
+    hi = np.empty(n_p, dtype=np.int64)
+    total = 0
+    for p in range(n_p):
+        s = PR[p, P_START]
+        lo[p] = _bisect(RT, n_h, R_T, s, False)
+        hi[p] = _bisect(RT, n_h, R_T, s + size, True)
+        for i in range(lo[p], hi[p]):
+            q = RT[i, R_SEQ]
+            if PR[p, P_LO] < q <= PR[p, P_HI]:
+                total += 1
+    MP = np.empty(total, dtype=np.int64)
+    MR = np.empty((total, RT.shape[1]), dtype=np.int64)
+    k = 0
+    for p in range(n_p):
+        for i in range(lo[p], hi[p]):
+            q = RT[i, R_SEQ]
+            if PR[p, P_LO] < q <= PR[p, P_HI]:
+                MP[k] = p
+                MR[k] = RT[i]
+                k += 1
+    return MP, MR
+
+
+@njit(cache=True)
+def side_outputs(RT, n_h, PR, n_p, size, cols, distinct, n_codes):
+    """The side aggregations' values of the first ``n_p`` pane rows, from their members (as
+    :func:`pane_members` selects them; ``cols``: each side aggregation's first ``RT`` column,
+    ``distinct``: whether it is ``count_distinct``, whose codes are below ``n_codes``).
+    Returns ``(CNT, REFS)``: per side aggregation and pane, the number of valid members
+    (``collect``) or of distinct codes among them (``count_distinct``); and the object refs
+    of the ``collect`` members, by aggregation, pane, then record."""
+    ns = len(cols)
+    CNT = np.zeros((ns, n_p), dtype=np.int64)
+    lo = np.empty(n_p, dtype=np.int64)
+    hi = np.empty(n_p, dtype=np.int64)
+    for p in range(n_p):
+        s = PR[p, P_START]
+        lo[p] = _bisect(RT, n_h, R_T, s, False)
+        hi[p] = _bisect(RT, n_h, R_T, s + size, True)
+    stamp = np.full(max(n_codes, 1), -1, dtype=np.int64)
+    total = 0
+    for k in range(ns):
+        b = cols[k]
+        for p in range(n_p):
+            c = 0
+            tag = k * n_p + p
+            for i in range(lo[p], hi[p]):
+                q = RT[i, R_SEQ]
+                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
+                    if not distinct[k]:
+                        c += 1
+                    elif stamp[RT[i, b + 1]] != tag:
+                        stamp[RT[i, b + 1]] = tag
+                        c += 1
+            CNT[k, p] = c
+            if not distinct[k]:
+                total += c
+    REFS = np.empty(total, dtype=np.int64)
+    j = 0
+    for k in range(ns):
+        if distinct[k]:
+            continue
+        b = cols[k]
+        for p in range(n_p):
+            for i in range(lo[p], hi[p]):
+                q = RT[i, R_SEQ]
+                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
+                    REFS[j] = RT[i, b + 3]
+                    j += 1
+    return CNT, REFS

@@ -7,8 +7,8 @@ count triggers run inside the kernel pass, their processing-time timers are an a
 clock scans), an event-time watermark (of global scope without idle advance but for
 sessions, below; sessions and sliding windows also run on the processing clock, whose
 watermark is the clock), and aggregates whose accumulators are numbers or one input each (count, sum,
-min, max, mean, first, last; for final sessions and for final sliding windows on an
-event-time clock also collect and count_distinct). Session
+min, max, mean, first, last; for final sessions and for sliding windows also collect and
+count_distinct). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
@@ -33,8 +33,8 @@ SESSION_SIDE_FNS = frozenset({"collect", "count_distinct"})
 """Also run by the session kernel engine with ``emit: final`` and a gap of at least 1 ms
 (entries beside the arrays, :mod:`.session_side`)."""
 SLIDING_SIDE_FNS = frozenset({"collect", "count_distinct"})
-"""Also run by the sliding kernel engine with ``emit: final`` on an event-time clock (read
-from the held records, :mod:`.sliding_side`)."""
+"""Also run by the sliding kernel engines, any trigger and clock (read from the held records:
+:mod:`.sliding_side`, :mod:`.sliding_trigger_side`)."""
 
 
 def qualification_problems(defn: Definition) -> list[str]:
@@ -71,11 +71,6 @@ def qualification_problems(defn: Definition) -> list[str]:
                 defn.window.gap or 0) >= 1:
             continue
         if a.fn in SLIDING_SIDE_FNS and kind is Sliding:
-            if defn.trigger.emit == "final" and not defn.uses_processing_time:
-                continue
-            problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine for sliding "
-                            "windows with triggers or the processing clock (emit: final on "
-                            "event time only)")
             continue
         if a.fn not in KERNEL_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine")

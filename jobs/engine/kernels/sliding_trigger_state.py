@@ -4,7 +4,8 @@ a key's input objects.
 
 A window row's accumulators become the general engine's (``jobs/engine/aggregates.py``):
 count an int, sum an int or a float, mean ``[sum, count]``, min/max the value or None,
-first/last ``[t, seq, value]`` or None. Windows are listed in creation order (the order the
+first/last ``[t, seq, value]`` or None, collect and count_distinct read from the window's
+members (:mod:`.sliding_trigger_side`). Windows are listed in creation order (the order the
 general engine's dict keeps them in); a restored state gets that order as creation numbers.
 """
 
@@ -15,16 +16,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jobs.engine.kernels import _sliding_trigger_kernels as K
+from jobs.engine.kernels.sliding_trigger_side import SIDE_FNS, restore_cuts, window_accs
 from jobs.engine.state import EngineState, KeyState, WindowState
+from jobs.engine.vectorized.aggregates import object_array
 
 if TYPE_CHECKING:
     from jobs.engine.kernels.sliding_triggers import KeyArrays, SlidingTriggerEngine
 
 
-def _accs(eng: SlidingTriggerEngine, ka: KeyArrays, w: int) -> list[Any]:
+def _accs(eng: SlidingTriggerEngine, ka: KeyArrays, w: int, side: dict[int, Any]
+          ) -> list[Any]:
     row, frow = ka.W[w], ka.WF[w]
     out: list[Any] = []
     for j, fn in enumerate(eng._fns):
+        if fn in SIDE_FNS:
+            out.append(side[j])
+            continue
         b = K.W_AGG + K.A_WIDTH * j
         total: Any = float(frow[2 * j]) if row[b + K.A_ISF] else int(row[b + K.A_ISUM])
         if fn == "count":
@@ -48,13 +55,14 @@ def to_engine_state(eng: SlidingTriggerEngine) -> EngineState:
     keys: dict[str, KeyState] = {}
     for kj, ka in eng.keys.items():
         order = sorted(range(ka.n_w), key=lambda w: int(ka.W[w, K.W_BORN]))
+        side = window_accs(eng, ka) if eng._side else [{} for _ in range(ka.n_w)]
         windows: dict[int, WindowState] = {}
         for w in order:
             row = ka.W[w]
             s = int(row[K.W_START])
             lp = ka.lp.get(s) if eng._retracting else None
             windows[s] = WindowState(
-                start=s, end=s + size, close=s + size + 1, accs=_accs(eng, ka, w),
+                start=s, end=s + size, close=s + size + 1, accs=_accs(eng, ka, w, side[w]),
                 first_t=int(row[K.W_FIRST]), last_t=int(row[K.W_LAST]),
                 elements=int(row[K.W_ELEM]), pending=int(row[K.W_PEND]),
                 emitted=int(row[K.W_EMIT]), last_pane=dict(lp) if lp is not None else None,
@@ -121,6 +129,8 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
                 if v is None:
                     continue
                 RT[i, b] = 1
+                if fn == "count_distinct":
+                    RT[i, b + 1] = int(eng._distinct.encode(object_array([v]))[0])
                 if fn in ("sum", "mean", "min", "max"):
                     num = _num(v)
                     if num is None:
@@ -148,6 +158,8 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
             row[K.W_FIRST], row[K.W_LAST] = ws.first_t, ws.last_t
             for j, (fn, acc) in enumerate(zip(eng._fns, ws.accs, strict=True)):
                 b = K.W_AGG + K.A_WIDTH * j
+                if fn in SIDE_FNS:
+                    continue  # read from the members (restore_cuts below)
                 if fn == "count":
                     row[b + K.A_CNT] = acc
                 elif fn in ("sum", "mean"):
@@ -173,6 +185,7 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
             if ws.last_pane is not None:
                 ka.lp[ws.start] = dict(ws.last_pane)
         ka.W, ka.WF, ka.n_w, ka.born_next = W, WF, nw, nw
+        restore_cuts(ka, eng._size)
         ka.max_t, ka.late_acc, ka.late_drop = ks.max_event_time, ks.late_accepted, ks.late_dropped
         keys[kj] = ka
     if int_abs >= 2**61:

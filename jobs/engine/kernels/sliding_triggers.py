@@ -16,7 +16,9 @@ key and arrival unit (:func:`._sliding_trigger_kernels.ingest_key`); the waterma
 is one pass per key whose next deadline it reached (``fire_due``). Per key the state is
 arrays (:class:`KeyArrays`): held records and windows sorted by start; the Python side keeps
 the key's input objects (records and first/last values, by reference), in retracting mode
-each window's last pane (the general engine's dict), and the late counts.
+each window's last pane (the general engine's dict), and the late counts. ``collect`` and
+``count_distinct`` keep no accumulator: a pane reads them from the held records inside its
+window (:mod:`.sliding_trigger_side`).
 
 State snapshots *are* the general engine's (:mod:`.sliding_trigger_state` converts both
 ways); input or a restored state the arrays cannot hold (non-numeric values for
@@ -41,6 +43,14 @@ from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
+from jobs.engine.kernels.sliding_trigger_side import (
+    DISTINCT_LIMIT,
+    SIDE_FNS,
+    compact_distinct,
+    member_values,
+    pane_side,
+    window_values,
+)
 from jobs.engine.kernels.timers import timer_due_times
 from jobs.engine.records import (
     Emission,
@@ -53,10 +63,16 @@ from jobs.engine.records import (
     plain_key,
 )
 from jobs.engine.state import EngineState
-from jobs.engine.vectorized.values import Unsupported, null_mask, numeric_column
+from jobs.engine.vectorized.value_codes import ValueTable
+from jobs.engine.vectorized.values import (
+    Unsupported,
+    null_mask,
+    numeric_column,
+    object_values,
+)
 
 FN_CODES = {"count": K.COUNT, "sum": K.SUM, "min": K.MIN, "max": K.MAX, "mean": K.MEAN,
-            "first": K.FIRST, "last": K.LAST}
+            "first": K.FIRST, "last": K.LAST, "collect": K.SIDE, "count_distinct": K.SIDE}
 TIMINGS: tuple[Timing, Timing, Timing] = ("EARLY", "ON_TIME", "LATE")
 REASONS: tuple[LateReason, LateReason] = ("before_watermark", "expired")
 FAR = 2**62
@@ -125,6 +141,15 @@ class SlidingTriggerEngine(HandsOver):
         self._fns = [a.fn for a in defn.aggregations]
         self._star = [a.fn == "count" and a.of is None for a in defn.aggregations]
         self._kinds = np.array([FN_CODES[f] for f in self._fns], dtype=np.int64)
+        self._side = [(j, a.name, a.fn) for j, a in enumerate(defn.aggregations)
+                      if a.fn in SIDE_FNS]
+        self._side_cols = np.array([K.R_AGG + K.R_WIDTH * j for j, _, _ in self._side],
+                                   dtype=np.int64)
+        self._side_distinct = np.array([fn == "count_distinct" for _, _, fn in self._side],
+                                       dtype=np.bool_)
+        self._distinct = ValueTable()
+        """The codes of ``count_distinct`` inputs (in the held records' int column)."""
+        self._distinct_limit = DISTINCT_LIMIT
         self._size = defn.window.size or 0
         self._al = min(defn.allowed_lateness, FAR)
         self._event_basis = defn.lateness_basis == "event"
@@ -235,7 +260,9 @@ class SlidingTriggerEngine(HandsOver):
                 for s in AR[:n_a, 1].tolist():
                     self._count_late(ka, s, accepted=1)
             if n_p:
-                for rec, ems in self._panes(ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out):
+                members = pane_side(self, ka, PR, n_p) if self._side else None
+                for rec, ems in self._panes(ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
+                                            members):
                     per_rec.setdefault(rec, []).extend(ems)
             touched.append(ka)
         out.extend(e for i in sorted(per_rec) for e in per_rec[i])
@@ -277,6 +304,7 @@ class SlidingTriggerEngine(HandsOver):
         size = self._size
         for kj in sorted(self.keys):
             ka = self.keys[kj]
+            side = window_values(self, ka) if self._side else {}
             for w in range(ka.n_w):
                 row = ka.W[w]
                 s = int(row[K.W_START])
@@ -284,7 +312,8 @@ class SlidingTriggerEngine(HandsOver):
                     "key": ka.key, "window_start": s, "window_end": s + size,
                     "elements": int(row[K.W_ELEM]), "pending": int(row[K.W_PEND]),
                     "panes_emitted": int(row[K.W_EMIT]),
-                    "values": self._values(ka, row.tolist(), ka.WF[w].tolist()),
+                    "values": {**self._values(ka, row.tolist(), ka.WF[w].tolist()),
+                               **{name: col[w] for name, col in side.items()}},
                     "first_event_time": int(row[K.W_FIRST]),
                     "last_event_time": int(row[K.W_LAST]),
                 })
@@ -331,8 +360,12 @@ class SlidingTriggerEngine(HandsOver):
                 raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
             values = raw.tolist() if isinstance(raw, np.ndarray) else list(raw)
             cols.append(values)
-            if fn in ("count", "first", "last"):
-                URT[:, b] = null_mask(raw, n)
+            if fn in ("count", "first", "last") or fn in SIDE_FNS:
+                ov = object_values(raw, n)  # lists stay one value each
+                valid = null_mask(ov, n)
+                URT[:, b] = valid
+                if fn == "count_distinct":
+                    URT[valid, b + 1] = self._distinct.encode(ov[valid])
                 continue
             col = numeric_column(name, raw, n)
             if col.max_abs_int > EXACT_INT:
@@ -377,6 +410,8 @@ class SlidingTriggerEngine(HandsOver):
         objs = ka.objs
         for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
             b = K.W_AGG + K.A_WIDTH * j
+            if fn in SIDE_FNS:
+                continue  # from the pane's members (member_values)
             if fn == "count":
                 out[name] = int(row[b + K.A_CNT])
             elif fn == "sum":
@@ -393,18 +428,23 @@ class SlidingTriggerEngine(HandsOver):
         return out
 
     def _panes(self, ka: KeyArrays, PR: NDArray[np.int64], PW: NDArray[np.int64],
-               PF: NDArray[np.float64], wm_out: int | None
+               PF: NDArray[np.float64], wm_out: int | None,
+               members: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
                ) -> list[tuple[int, list[Emission]]]:
-        """Each pane row's emissions (retracting: the window's last pane withdrawn first)."""
+        """Each pane row's emissions (retracting: the window's last pane withdrawn first);
+        ``members``: the side aggregations' outputs (:func:`K.side_outputs`)."""
         out: list[tuple[int, list[Emission]]] = []
         now = self.processing_time
         size = self._size
         key = ka.key
         lp = ka.lp
         pw, pf = PW.tolist(), PF.tolist()
-        for i, (rec, s, timing, idx, is_last, gone) in enumerate(PR.tolist()):
+        side = member_values(self, ka.objs, *members, len(PR)) if members is not None else {}
+        for i, (rec, s, timing, idx, is_last, gone, *_) in enumerate(PR.tolist()):
             row = pw[i]
             values = self._values(ka, row, pf[i])
+            for name, col in side.items():
+                values[name] = col[i]
             first_t, last_t = row[K.W_FIRST], row[K.W_LAST]
             ems: list[Emission] = []
             if self._retracting:
@@ -457,12 +497,14 @@ class SlidingTriggerEngine(HandsOver):
         rows: list[tuple[int, int, str, list[Emission]]] = []
         for kj, ka in keys.items():
             PR, PW, PF, n_p = K.fire_timers(ka.W, ka.WF, ka.n_w, now, wm_known, wm0,
-                                            self._size, self._discarding, self._kinds)
+                                            self._size, self._discarding, self._kinds,
+                                            self.seq - 1)
             if n_p:
+                members = pane_side(self, ka, PR, n_p) if self._side else None
                 dues = PR[:n_p, K.P_REC].tolist()
                 starts = PR[:n_p, K.P_START].tolist()
                 for due, s, (_, ems) in zip(dues, starts, self._panes(
-                        ka, PR[:n_p], PW[:n_p], PF[:n_p], self.wm), strict=True):
+                        ka, PR[:n_p], PW[:n_p], PF[:n_p], self.wm, members), strict=True):
                     rows.append((due, s, kj, ems))
             self._push_timer(ka)
         rows.sort(key=lambda r: r[:3])
@@ -499,14 +541,16 @@ class SlidingTriggerEngine(HandsOver):
         rows: list[tuple[int, str, list[Emission]]] = []
         for kj, ka in visited.items():
             if ka.n_w or ka.n_h:
-                ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g = K.fire_due(
+                ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS = K.fire_due(
                     wm_known, wm0, self.ended, self._size, self._al, self._early_n,
                     self._late_n, self._at_end, self._at_expiry, self._discarding,
-                    self._kinds, ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ev, lv)
+                    self._kinds, ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ev, lv,
+                    self.seq - 1, self._side_cols, self._side_distinct, len(self._distinct))
                 if n_p:
                     starts = PR[:n_p, K.P_START].tolist()
                     for s, (_, ems) in zip(starts, self._panes(
-                            ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out), strict=True):
+                            ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
+                            (CNT, REFS) if self._side else None), strict=True):
                         rows.append((s, kj, ems))
                 for s in GONE[:n_g].tolist():
                     ka.lp.pop(s, None)
@@ -519,6 +563,8 @@ class SlidingTriggerEngine(HandsOver):
                     from jobs.engine.kernels.sliding_trigger_state import compact_objs
 
                     compact_objs(self, ka)
+        if len(self._distinct) > self._distinct_limit:
+            compact_distinct(self)
         rows.sort(key=lambda r: (r[0], r[1]))
         return [e for _, _, ems in rows for e in ems]
 
