@@ -170,6 +170,10 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
                               **common, "watermark": Watermark(delay=10_000, idle_advance=True)})
+    if case == "tumbling_count_triggers_key_bounded":  # per-key watermarks (scope: key)
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "watermark": Watermark(delay=10_000, scope="key")})
     if case == "tumbling_count_triggers_source":  # only end of input moves the watermark
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
@@ -239,6 +243,8 @@ CASES = [
     "tumbling_final_source",
     # sliding windows under per-key watermarks (scope: key)
     "sliding_final_key_scope",
+    # fixed windows with count triggers under per-key bounded watermarks: the TriggeredEngine
+    "tumbling_count_triggers_key_bounded",
 ]
 
 
