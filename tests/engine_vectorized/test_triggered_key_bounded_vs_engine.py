@@ -21,6 +21,7 @@ from jobs.engine.engine import Engine
 from jobs.engine.vectorized.triggered import TriggeredEngine, qualifies_triggered
 from jobs.engine.vectorized.triggered_qualify import SIDE_FNS, triggered_problems
 from jobs.engine.vectorized.triggered_state import load_table, table_state
+from jobs.spark.engine_path.state_blob import encode_engine, general_state, restore_engine
 from tests.engine_vectorized.strategies import Instant, instants
 from tests.engine_vectorized.test_triggered_key_clock_vs_engine import check_same_as_general
 from tests.engine_vectorized.test_triggered_vs_engine import triggered_definitions
@@ -114,3 +115,27 @@ def test_key_watermarks_survive_the_spark_table_form() -> None:
     assert want  # b's 12 is late for b alone; a's 9 and 2 are on time for a
     got, exp = resumed.advance_processing_time(1004), ref.advance_processing_time(1004)
     assert [e.to_json() for e in got] == [e.to_json() for e in exp] != []
+
+
+def test_key_watermarks_survive_the_spark_state_blob() -> None:
+    """The Spark host's blob (the table form, tag 3) resumes the compiled engine with every
+    key's watermark, and its converter to the general format (``general_state``, read in
+    external mode) still reports them."""
+    defn = _hand_checked(False)
+    eng, ref = make_engine(defn), Engine(defn)
+    first = Instant(1000, [("a", 3, 1), ("a", 18, 1), ("b", 15, 1), ("c", 1, 1)])
+    eng.ingest(batch_of(defn, first))
+    ref.ingest(batch_of(defn, first))
+    blob, _ = encode_engine(eng)
+    assert blob[:1] == b"\x03"
+    resumed = restore_engine(defn, blob, "internal")
+    assert isinstance(resumed, TriggeredEngine) and resumed.general is None
+    assert general_state(defn, blob).snapshot() == ref.state.snapshot()
+    later = Instant(1001, [("a", 9, 1), ("b", 9, 1), ("c", 9, 1), ("c", 30, 1)])
+    want = [e.to_json() for e in ref.ingest(batch_of(defn, later))]
+    assert [e.to_json() for e in resumed.ingest(batch_of(defn, later))] == want
+    # a's and b's watermarks (18, 15) expired their [0, 10); c's (1) had not, so c's 9 counts
+    # and c's 30 closes it
+    assert [(w["type"], w["key"], w.get("reason") or w.get("timing")) for w in want] == [
+        ("late", "a", "expired"), ("late", "b", "expired"), ("pane", "c", "EARLY"),
+        ("pane", "c", "ON_TIME")]

@@ -181,6 +181,10 @@ class KeyWatermarks(WindowTable):
                 self.key_ib[code], self.key_ibpt[code] = ks.idle_base, ks.idle_base_pt
                 self.key_hasib[code] = True
 
+    def has_key_wms(self) -> bool:
+        """Whether some key has its own watermark (loaded from a table or a state)."""
+        return bool((self.key_wm[: len(self.keys)] != K.INT64_MIN).any())
+
     def _key_table(self) -> dict[str, Any]:
         """The per-key watermarks for the table form (absent: none)."""
         n = len(self.keys)

@@ -114,8 +114,7 @@ def to_general_state(eng: TriggeredEngine) -> EngineState:
             code = eng.keys.code_of(key)
             ks = st.keys[kj] = KeyState(key=key, max_event_time=int(eng.key_max_t[code]))
         ks.late_accepted, ks.late_dropped = acc, drop
-    if eng.key_bounded:
-        eng._key_states(st, kjs, keys)
+    eng._key_states(st, kjs, keys)  # per-key watermarks (scope: key, bounded), if any
     return st
 
 
@@ -295,7 +294,7 @@ def table_state(eng: TriggeredEngine) -> dict[str, Any]:
         # collect / count_distinct entries (triggered_side); absent without them
         **({"side": eng.side.table_data()} if eng.side is not None else {}),
         # per-key watermarks and idle bases (scope: key, bounded); absent otherwise
-        **(eng._key_table() if eng.key_bounded else {}),
+        **(eng._key_table() if eng.key_bounded or eng.has_key_wms() else {}),
     }
 
 
@@ -350,6 +349,6 @@ def load_table(eng: TriggeredEngine, data: dict[str, Any]) -> None:
             raise EngineError("engine state table: no side table for the definition's "
                               "collect / count_distinct")
         eng.side.load_table_data(data["side"])
-    if eng.key_bounded:
+    if eng.key_bounded or "key_wm" in data:  # the converter reads it in external mode
         eng._load_key_table(data)
     eng._set_dues()
