@@ -17,15 +17,21 @@ from hypothesis import strategies as st
 from jobs.definition import load_definition
 from jobs.definition.model import Definition
 from jobs.engine import make_engine
+from jobs.engine.arrival import Arrival
 from jobs.engine.engine import Engine
 from jobs.engine.vectorized.triggered import TriggeredEngine, qualifies_triggered
 from jobs.engine.vectorized.triggered_qualify import SIDE_FNS, triggered_problems
 from jobs.engine.vectorized.triggered_state import load_table, table_state
+from jobs.replay import replay_lines
 from jobs.spark.engine_path.state_blob import encode_engine, general_state, restore_engine
 from tests.engine_vectorized.strategies import Instant, instants
 from tests.engine_vectorized.test_triggered_key_clock_vs_engine import check_same_as_general
-from tests.engine_vectorized.test_triggered_vs_engine import triggered_definitions
-from tests.engine_vectorized.test_vs_reference import batch_of
+from tests.engine_vectorized.test_triggered_vs_engine import (
+    _lines,
+    _replay_definition,
+    triggered_definitions,
+)
+from tests.engine_vectorized.test_vs_reference import batch_of, canon
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -68,6 +74,23 @@ def test_key_bounded_idle_advance_matches_general_engine(
         assert any("aggregations." in p for p in triggered_problems(defn))
         return
     check_same_as_general(defn, insts, data)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(defn=key_definitions(idle=False), insts=instants(),
+       arrival=st.sampled_from(["record", "batch", "batch:3"]))
+def test_key_bounded_replay_in_every_arrival_mode_equals_general(
+    defn: Definition, insts: list[Instant], arrival: str
+) -> None:
+    rdefn = _key_scoped(_replay_definition(defn), False)
+    if not qualifies_triggered(rdefn):
+        return
+    assert isinstance(make_engine(rdefn), TriggeredEngine)
+    lines = _lines(insts)
+    mode = Arrival.parse(arrival)
+    auto = list(replay_lines(rdefn, lines, engine="auto", arrival=mode))
+    general = list(replay_lines(rdefn, lines, engine="general", arrival=mode))
+    assert canon(auto) == canon(general)
 
 
 def _hand_checked(idle: bool) -> Definition:
