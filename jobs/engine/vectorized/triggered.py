@@ -5,7 +5,8 @@ fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and la
 ``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either
 lateness basis, a global watermark (bounded on event time, with or without idle advance, a
 source's, or the processing clock of ``event_time: processing``, where a record's event time
-is its unit's processing time), count / sum / mean / min / max / first / last, and collect / count_distinct
+is its unit's processing time) or per-key bounded watermarks (``scope: key``,
+:mod:`triggered_key`), count / sum / mean / min / max / first / last, and collect / count_distinct
 in a side table beside the window table (:mod:`triggered_side`). The per-record rules run in
 the compiled kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is
 per arrival unit and per late record. Output comes straight from the kernels' output arrays as
