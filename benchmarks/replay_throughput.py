@@ -170,6 +170,10 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
                               **common, "watermark": Watermark(delay=10_000, idle_advance=True)})
+    if case == "tumbling_count_triggers_key_bounded":  # per-key watermarks (scope: key)
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "watermark": Watermark(delay=10_000, scope="key")})
     if case == "tumbling_count_triggers_source":  # only end of input moves the watermark
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
@@ -244,6 +248,8 @@ CASES = [
     "sliding_final_key_scope",
     # sliding windows with count triggers, collect and count_distinct: SlidingTriggerEngine
     "sliding_count_triggers_collect",
+    # fixed windows with count triggers under per-key bounded watermarks: the TriggeredEngine
+    "tumbling_count_triggers_key_bounded",
 ]
 
 

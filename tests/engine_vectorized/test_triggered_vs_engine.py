@@ -306,7 +306,11 @@ def test_make_engine_picks_triggered_only_where_exact() -> None:
     assert isinstance(make_engine(idle), TriggeredEngine)
     key_scope = load_definition({**base, "trigger": {"emit": "current"},
                                  "watermark": {"delay": "1s", "scope": "key"}})
-    assert isinstance(make_engine(key_scope), Engine)
+    assert isinstance(make_engine(key_scope), TriggeredEngine)
+    key_collect = load_definition({
+        **base, "trigger": {"emit": "current"}, "watermark": {"delay": "1s", "scope": "key"},
+        "aggregations": [{"name": "xs", "fn": "collect", "of": "x"}]})
+    assert isinstance(make_engine(key_collect), Engine)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,7 +5,8 @@ fixed or global windows, early ``count`` / ``after`` / ``every``, on-time and la
 ``after`` firings (so also ``emit: current``), discarding, accumulating or retracting, either
 lateness basis, a global watermark (bounded on event time, with or without idle advance, a
 source's, or the processing clock of ``event_time: processing``, where a record's event time
-is its unit's processing time), count / sum / mean / min / max / first / last, and collect / count_distinct
+is its unit's processing time) or per-key bounded watermarks (``scope: key``,
+:mod:`triggered_key`), count / sum / mean / min / max / first / last, and collect / count_distinct
 in a side table beside the window table (:mod:`triggered_side`). The per-record rules run in
 the compiled kernels of :mod:`trigger_kernels` over a window table in arrays; Python work is
 per arrival unit and per late record. Output comes straight from the kernels' output arrays as
@@ -47,6 +48,7 @@ from jobs.engine.vectorized import trigger_kernels
 from jobs.engine.vectorized.columns import ColumnarOutput
 from jobs.engine.vectorized.emission_columns import EmissionColumns
 from jobs.engine.vectorized.keys import KeyTable
+from jobs.engine.vectorized.triggered_key import KeyWatermarks
 from jobs.engine.vectorized.triggered_output import concat, emission_columns, no_output
 from jobs.engine.vectorized.triggered_qualify import (
     SIDE_FNS,
@@ -56,7 +58,6 @@ from jobs.engine.vectorized.triggered_qualify import (
 )
 from jobs.engine.vectorized.triggered_side import SideTables
 from jobs.engine.vectorized.triggered_state import load_state, to_general_state
-from jobs.engine.vectorized.triggered_table import WindowTable
 from jobs.engine.vectorized.values import EXACT_FLOAT_INT, Unsupported, null_mask, numeric_column
 
 I64 = NDArray[np.int64]
@@ -67,7 +68,7 @@ SUM_LIMIT = 2**62
 """Running bound on |integer inputs| summed: below it no int64 sum can overflow."""
 
 
-class TriggeredEngine(WindowTable):
+class TriggeredEngine(KeyWatermarks):
     """Same API and output as :class:`jobs.engine.Engine` for qualifying definitions (see
     the module docstring)."""
 
@@ -88,6 +89,8 @@ class TriggeredEngine(WindowTable):
         """``strategy: source``: only ``advance_watermark`` moves the watermark."""
         self._bounded = watermark == "internal" and not self._source and not self.clock
         """The unit's records move the watermark (``EngineCore._bounded``)."""
+        self.key_bounded = self._bounded and defn.watermark.scope == "key"
+        """Per-key watermarks, moved by each key's records (:mod:`triggered_key`)."""
         self.idle = defn.watermark.idle_advance and not self._source and not self.clock
         """``watermark.idle_advance``: the watermark is ``idle_base + (now - idle_base_pt)``;
         a record's candidate (internal) or the host's watermark (external) ahead of it is
@@ -128,7 +131,7 @@ class TriggeredEngine(WindowTable):
         p[K.P_LATE_TIMER] = self._late_after is not None
         # a processing-time trigger sets its timer as records arrive: per record, as a count
         # trigger fires (nothing else fires per record then, so the output order is the same)
-        p[K.P_STEP_FIRING] = early > 0 or late > 0 or self._early_timer is not None \
+        p[K.P_STEP_FIRING] = self.key_bounded or early > 0 or late > 0 or self._early_timer is not None \
             or self._late_after is not None
         self._p = p
         self._names = [a.name for a in defn.aggregations]
@@ -152,6 +155,7 @@ class TriggeredEngine(WindowTable):
         self.late_totals_by_key: dict[str, list[Any]] = {}
         self.late_deltas: dict[str, list[Any]] = {}
         self._alloc(64)
+        self._key_arrays()
         self._next_timer = K.INT64_MAX
         """No timer is due before this (a lower bound; see ``_timers_set``)."""
         self.general: Engine | None = None
@@ -206,6 +210,10 @@ class TriggeredEngine(WindowTable):
             if now_ms <= self.wm:
                 return timers
             self.wm = now_ms  # the processing clock is the watermark
+        elif self.key_bounded:
+            if not self.idle:
+                return timers
+            return concat([timers, self._idle_keys(now_ms)], self._names, self.keys)
         elif self.idle and self.idle_base is not None and self.idle_base_pt is not None:
             self.wm = self.idle_base + (now_ms - self.idle_base_pt)
         else:
@@ -251,6 +259,13 @@ class TriggeredEngine(WindowTable):
             cache[: len(self.kcache)] = self.kcache
             self.kcache = cache
         t = batch.event_times
+        if self.key_bounded:
+            fired = self._ingest_keys(batch, codes, vi, vf, visf, vvalid)
+            self.seq += n
+            np.maximum.at(self.key_max_t, codes, t)
+            tmax = int(t.max())
+            self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)
+            return ColumnarOutput([], concat([timers, fired], self._names, self.keys))
         if self.side is not None:
             p = self._p
             self.side.add_unit(codes, t, self.seq, batch.columns, self.wm,
@@ -418,8 +433,11 @@ class TriggeredEngine(WindowTable):
         ok = np.empty((m, a), dtype=np.int8)
         oi = np.empty((m, a), dtype=np.int64)
         of = np.empty((m, a), dtype=np.float64)
-        n_out = K.fire_timers(self._p, self._fns, rows, self.wm, *self._table_args(),
-                              out_i, ok, oi, of)
+        if self.key_bounded:
+            n_out = self._fire_timers_keyed(rows, (out_i, ok, oi, of))
+        else:
+            n_out = K.fire_timers(self._p, self._fns, rows, self.wm, *self._table_args(),
+                                  out_i, ok, oi, of)
         self._next_timer = int(K.min_timer(self.wi, self.wb, self.n_rows))
         return emission_columns(self, out_i, ok, oi, of, int(n_out), None)
 

@@ -21,10 +21,11 @@ SIDE_FNS = ("collect", "count_distinct")
 
 def triggered_problems(defn: Definition) -> list[str]:
     """Why :class:`TriggeredEngine` cannot run ``defn`` exactly (empty when it can), each
-    naming the field. The watermark is one for all keys: bounded (with or without idle
-    advance), a source's, or the processing clock (``event_time: processing``); per-key
-    bounded watermarks are the general engine's (``scope: key`` under a source's watermark
-    or the processing clock is the one watermark, as in the general engine)."""
+    naming the field. The watermark is one for all keys (bounded with or without idle
+    advance, a source's, or the processing clock of ``event_time: processing``) or, under
+    ``scope: key`` with ``strategy: bounded``, one per key (:mod:`triggered_key`), where
+    collect / count_distinct stay the general engine's (``scope: key`` under a source's
+    watermark or the processing clock is the one watermark, as in the general engine)."""
     problems: list[str] = []
     if not kind_class(defn.window.type).fixed_by_arithmetic:
         problems.append(f"window.type: {defn.window.type} is not run by the triggered engine")
@@ -32,14 +33,14 @@ def triggered_problems(defn: Definition) -> list[str]:
     if eff.at_expiry:
         problems.append("trigger.emit: final is the final-pane engine's")
     wmd = defn.watermark
-    if wmd.scope == "key" and wmd.strategy == "bounded" and not defn.uses_processing_time:
-        # a source's watermark or the processing clock is one for all keys whatever the scope
-        problems.append("watermark.scope: key is not compiled with strategy bounded (a key's "
-                        "watermark move fires that key's windows between its records of one "
-                        "unit)")
+    key_bounded = wmd.scope == "key" and wmd.strategy == "bounded" \
+        and not defn.uses_processing_time
     for a in defn.aggregations:
         if a.fn not in TRIGGERED_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} is not compiled")
+        elif key_bounded and a.fn in SIDE_FNS:
+            problems.append(f"aggregations.{a.name}: fn {a.fn} is not compiled with "
+                            "watermark.scope: key (strategy bounded)")
     return problems
 
 

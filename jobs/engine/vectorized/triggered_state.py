@@ -114,6 +114,7 @@ def to_general_state(eng: TriggeredEngine) -> EngineState:
             code = eng.keys.code_of(key)
             ks = st.keys[kj] = KeyState(key=key, max_event_time=int(eng.key_max_t[code]))
         ks.late_accepted, ks.late_dropped = acc, drop
+    eng._key_states(st, kjs, keys)  # per-key watermarks (scope: key, bounded), if any
     return st
 
 
@@ -122,7 +123,8 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
     exactly (the caller then runs the general engine on it)."""
     rows: list[tuple[int, WindowState]] = []
     for ks in st.keys.values():
-        if ks.records or ks.watermark is not None or ks.idle_base is not None:
+        if ks.records or (not eng.key_bounded and (ks.watermark is not None
+                                                   or ks.idle_base is not None)):
             return False
         code = eng.keys.code_of(ks.key)
         for w in ks.windows.values():
@@ -189,6 +191,8 @@ def load_state(eng: TriggeredEngine, st: EngineState) -> bool:
     eng.late_deltas = {k: list(v) for k, v in st.late_deltas.items()}
     # the sum bound is not in the state: the held sums bound it again
     eng._sum_bound = float(np.abs(eng.acc_i[:n]).sum(dtype=np.float64))
+    if eng.key_bounded:
+        eng._load_key_states(st)
     return True
 
 
@@ -289,6 +293,8 @@ def table_state(eng: TriggeredEngine) -> dict[str, Any]:
         "late_deltas": [[k, *v] for k, v in eng.late_deltas.items()],
         # collect / count_distinct entries (triggered_side); absent without them
         **({"side": eng.side.table_data()} if eng.side is not None else {}),
+        # per-key watermarks and idle bases (scope: key, bounded); absent otherwise
+        **(eng._key_table() if eng.key_bounded or eng.has_key_wms() else {}),
     }
 
 
@@ -343,4 +349,6 @@ def load_table(eng: TriggeredEngine, data: dict[str, Any]) -> None:
             raise EngineError("engine state table: no side table for the definition's "
                               "collect / count_distinct")
         eng.side.load_table_data(data["side"])
+    if eng.key_bounded or "key_wm" in data:  # the converter reads it in external mode
+        eng._load_key_table(data)
     eng._set_dues()
