@@ -320,10 +320,13 @@ def load_table(eng: TriggeredEngine, data: dict[str, Any]) -> None:
         arr = getattr(eng, name)
         arr[:n] = np.frombuffer(raw, dtype=np.dtype(dt), count=n * a).reshape(n, a)
     keys = data["keys"]
-    for k in keys:
-        eng.keys.code_of(k)
+    # in bulk (the key table's batch coding, one C-level pass for all-string or all-int keys):
+    # a fresh engine's table gives distinct keys the codes 0..n-1 in stored order
+    codes = eng.keys.encode(keys)
     if len(eng.keys) != len(keys):
         raise EngineError("engine state table: two stored keys are the same key")
+    if not np.array_equal(codes, np.arange(len(keys), dtype=np.int64)):
+        raise EngineError("engine state table: loaded into an engine that already holds keys")
     eng.key_max_t = np.frombuffer(data["key_max_t"], dtype=np.int64, count=len(keys)).copy()
     eng.n_rows = n
     eng._rehash(4 * max(64, 2 * n))
