@@ -113,3 +113,26 @@ def test_first_string_batch_codes_like_one_by_one_coding() -> None:
         assert fast.encode(keys).tolist() == [slow.code_of(k) for k in keys]
         assert [key_json(v) for v in fast.values] == [key_json(v) for v in slow.values]
         assert fast.encode(["a", "zz", "b"]).tolist() == [slow.code_of(k) for k in ["a", "zz", "b"]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(scalar_keys, nul_strings), max_size=20),
+       st.lists(st.text(max_size=3), max_size=20), st.lists(st.integers(-3, 3), max_size=20))
+def test_loading_a_stored_key_list_gives_the_codes_and_lookups_of_one_by_one_coding(
+        mixed: list[object], strings: list[str], ints: list[int]) -> None:
+    """``load`` (a restore: distinct keys get codes 0..n-1 in their order) leaves a table that
+    codes later batches exactly like one built key by key; a list holding one key twice (by
+    JSON: 1 and True are two keys, 0.0 and -0.0 too) is refused."""
+    for keys in (mixed, strings, ints):
+        slow = KeyTable()
+        codes = [slow.code_of(k) for k in keys]
+        distinct = len(slow) == len(keys)
+        loaded = KeyTable()
+        assert loaded.load(list(keys)) is distinct
+        if not distinct:
+            continue
+        assert codes == list(range(len(keys)))
+        assert [key_json(v) for v in loaded.values] == [key_json(v) for v in slow.values]
+        later = [*keys[::-1], "new", 9, *mixed]
+        assert loaded.encode(later).tolist() == [slow.code_of(k) for k in later]
+        assert [key_json(v) for v in loaded.values] == [key_json(v) for v in slow.values]

@@ -78,6 +78,25 @@ class KeyTable:
             self.values.append(key)
         return code
 
+    def load(self, keys: list[Any]) -> bool:
+        """Give an empty table's ``keys`` the codes 0..n-1 in their order (restoring a stored
+        table); False when two of them are one key. All-string and all-int lists (the common
+        case) are entered by one dict build: several times faster than one ``code_of`` or
+        one ``setdefault`` per key, the largest part of a restore with thousands of keys."""
+        if self.values:
+            raise ValueError("KeyTable.load: the table already holds keys")
+        kinds = set(map(type, keys))
+        if len(kinds) == 1 and kinds <= {str, int}:
+            table = dict(zip(keys, range(len(keys)), strict=True))
+            if len(table) != len(keys):
+                return False
+            self._codes[kinds.pop()] = table
+            self.values = list(keys)
+            return True
+        for k in keys:
+            self.code_of(k)
+        return len(self.values) == len(keys)
+
     def object_array(self) -> NDArray[Any]:
         """Keys by code as an object array (extended as keys are added)."""
         n_old = len(self._obj)

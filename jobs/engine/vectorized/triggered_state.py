@@ -10,6 +10,7 @@ to the general format."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -253,9 +254,11 @@ TABLE_VERSION = 1
 _ROW_ARRAYS = ("acc_i", "acc_f", "acc_k", "acc_n", "acc_t", "lp_k", "lp_i", "lp_f")
 
 
+@cache
 def _named(prefix: str, width: int) -> dict[str, int]:
     """The table's columns by the names of their ``trigger_kernels`` constants (``C_*`` int
-    columns, ``B_*`` flags): a stored table is read by name, not by position."""
+    columns, ``B_*`` flags): a stored table is read by name, not by position. Cached: every
+    save and restore asks (a scan of the module's names each time); callers do not mutate."""
     return {n: int(getattr(K, n)) for n in dir(K)
             if n.startswith(prefix) and type(getattr(K, n)) is int and 0 <= getattr(K, n) < width}
 
@@ -326,9 +329,10 @@ def load_table(eng: TriggeredEngine, data: dict[str, Any]) -> None:
         arr = getattr(eng, name)
         arr[:n] = np.frombuffer(raw, dtype=np.dtype(dt), count=n * a).reshape(n, a)
     keys = data["keys"]
-    for k in keys:
-        eng.keys.code_of(k)
-    if len(eng.keys) != len(keys):
+    if len(eng.keys):
+        raise EngineError("engine state table: loaded into an engine that already holds keys")
+    # in bulk (codes 0..n-1 in stored order), not one code_of per key
+    if not eng.keys.load(keys):
         raise EngineError("engine state table: two stored keys are the same key")
     eng.key_max_t = np.frombuffer(data["key_max_t"], dtype=np.int64, count=len(keys)).copy()
     eng.n_rows = n
