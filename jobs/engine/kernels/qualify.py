@@ -27,8 +27,9 @@ from jobs.definition.windows import Session, Sliding, WindowKind, kind_class
 KERNEL_WINDOWS: tuple[type[WindowKind], ...] = (Session, Sliding)
 KERNEL_FNS = frozenset({"count", "sum", "min", "max", "mean", "first", "last"})
 SESSION_SIDE_FNS = frozenset({"collect", "count_distinct"})
-"""Also run by the session kernel engine with ``emit: final`` and a gap of at least 1 ms
-(entries beside the arrays, :mod:`.session_side`)."""
+"""Also run by the session kernel engine with a gap of at least 1 ms, ``emit: final`` or
+(global watermark, accumulating or retracting) any trigger (entries beside the arrays,
+:mod:`.session_side`)."""
 
 
 def qualification_problems(defn: Definition) -> list[str]:
@@ -56,8 +57,9 @@ def qualification_problems(defn: Definition) -> list[str]:
     if kind is Sliding and (defn.window.size or 0) > 2**60:
         problems.append("window.size: beyond 2**60 ms")
     for a in defn.aggregations:
-        if a.fn in SESSION_SIDE_FNS and kind is Session and defn.trigger.emit == "final" and (
-                defn.window.gap or 0) >= 1:
+        if a.fn in SESSION_SIDE_FNS and kind is Session and (defn.window.gap or 0) >= 1 and (
+                defn.trigger.emit == "final" or (defn.accumulation != "discarding"
+                                                 and defn.watermark.scope == "global")):
             continue
         if a.fn not in KERNEL_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine")
