@@ -115,10 +115,14 @@ class SideEntries:
         pane's session may overlap a later one of the same unit, so entries are not located
         by time alone)."""
         out: list[Any] = []
-        for k, f, la, b in zip(wkey.tolist(), first.tolist(), last.tolist(), bound.tolist(),
-                               strict=True):  # one step per pane row
-            idx = np.flatnonzero((self.key == k) & (self.t >= f) & (self.t <= la)
-                                 & (self.seq <= b))
+        by_key = np.argsort(self.key, kind="stable")
+        sk = self.key[by_key]
+        lo = np.searchsorted(sk, wkey, "left").tolist()
+        hi = np.searchsorted(sk, wkey, "right").tolist()
+        for a, z, f, la, b in zip(lo, hi, first.tolist(), last.tolist(), bound.tolist(),
+                                  strict=True):  # one step per pane row, over its key's entries
+            idx = by_key[a:z]
+            idx = idx[(self.t[idx] >= f) & (self.t[idx] <= la) & (self.seq[idx] <= b)]
             if self.fn == "count_distinct":
                 out.append(len(pd.unique(self.code[idx])))
             else:
