@@ -7,7 +7,8 @@ count triggers run inside the kernel pass, their processing-time timers are an a
 clock scans), an event-time watermark (of global scope without idle advance but for
 sessions, below; sessions and sliding windows also run on the processing clock, whose
 watermark is the clock), and aggregates whose accumulators are numbers or one input each (count, sum,
-min, max, mean, first, last; for final sessions also collect and count_distinct). Session
+min, max, mean, first, last; for sessions also collect and count_distinct,
+but not with discarding triggers or per-key watermarks). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
