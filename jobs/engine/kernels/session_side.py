@@ -109,6 +109,27 @@ class SideEntries:
             self._keep(owner < 0)
         return out
 
+    def values_upto(self, wkey: I64, first: I64, last: I64, bound: I64) -> list[Any]:
+        """Each pane's value of a triggered session: the entries of its key in
+        ``[first[i], last[i]]`` that arrived at or before arrival number ``bound[i]`` (a
+        pane's session may overlap a later one of the same unit, so entries are not located
+        by time alone)."""
+        out: list[Any] = []
+        by_key = np.argsort(self.key, kind="stable")
+        sk = self.key[by_key]
+        lo = np.searchsorted(sk, wkey, "left").tolist()
+        hi = np.searchsorted(sk, wkey, "right").tolist()
+        for a, z, f, la, b in zip(lo, hi, first.tolist(), last.tolist(), bound.tolist(),
+                                  strict=True):  # one step per pane row, over its key's entries
+            idx = by_key[a:z]
+            idx = idx[(self.t[idx] >= f) & (self.t[idx] <= la) & (self.seq[idx] <= b)]
+            if self.fn == "count_distinct":
+                out.append(len(pd.unique(self.code[idx])))
+            else:
+                idx = idx[np.lexsort((self.seq[idx], self.t[idx]))]
+                out.append(self.v[idx].tolist())
+        return out
+
     def engine_accs(self, wkey: I64, first: I64, last: I64) -> list[Any]:
         """Each session's accumulator as :mod:`jobs.engine.aggregates` holds it."""
         nq = len(wkey)
@@ -127,6 +148,10 @@ class SideEntries:
     def drop(self, wkey: I64, first: I64, last: I64) -> None:
         """Forget the entries of these sessions (they expired)."""
         self._keep(self.locate(wkey, first, last) < 0)
+
+    def drop_outside(self, wkey: I64, first: I64, last: I64) -> None:
+        """Keep only the entries of these (open, disjoint per key) sessions."""
+        self._keep(self.locate(wkey, first, last) >= 0)
 
     def _keep(self, keep: Any) -> None:
         if keep.all():

@@ -31,6 +31,8 @@ class TriggeredSessions(SessionArrays):
     _early_part: EarlyTrigger | None
     _late_part: LateTrigger | None
     _fresh: I64 = np.zeros((0, 2), dtype=np.int64)
+    _side_kept: int = 0
+    """Collect / count_distinct entries left by the last prune (``_prune_side``)."""
     """The windows born late in the unit being ingested (``ingest_unit_triggered``)."""
 
     def _timer_values(self) -> tuple[int, int]:
@@ -142,9 +144,13 @@ class TriggeredSessions(SessionArrays):
             self.timer, self._step, ev, lv, fresh,
         )
         self._fresh = fresh[:n_fresh]
+        if self.side:
+            self._side_accept(codes, batch.event_times, self.seq, valid,
+                              (status == K.JOINED) | (status == K.ACCEPTED_LATE))
+        seq0 = self.seq
         self.seq += n
         late = self._late(batch, codes, status, out_start, out_end)
-        groups = self._panes(prow[:n_p], merges[:n_mg], self.wm)
+        groups = self._panes(prow[:n_p], merges[:n_mg], self.wm, bound=seq0 + prow[:n_p, 0])
         return in_record_order(late, status, prow[:n_p, 0], groups)
 
     def _fire_triggered(self, touched: I64 | None) -> list[Emission]:
@@ -201,17 +207,34 @@ class TriggeredSessions(SessionArrays):
             self._forget_idle_keys(touched)
         if len(self.objs) > 65536:
             self._compact_objs()
+        self._prune_side()
         return panes
 
+    def _prune_side(self) -> None:
+        """Forget the collect / count_distinct entries no open session holds any more (they
+        expired), when they are most of the entries."""
+        for entries in self.side.values():
+            if len(entries.key) < 2 * self._side_kept + 1024:
+                continue
+            slots = np.flatnonzero(self.used)
+            entries.drop_outside(self.wkey[slots], self.first[slots], self.last[slots])
+            self._side_kept = len(entries.key)
+
     def _panes(self, rows: I64, merges: I64, wm_out: int | None,
-               wms: I64 | None = None) -> list[list[Emission]]:
+               wms: I64 | None = None, bound: I64 | None = None) -> list[list[Emission]]:
         """The emissions of each pane row (its retractions, then the pane), with the merge
         rows applied in between; frees the rows' ghost slots. Each pane shows ``wm_out``, or
-        (``wms`` given) the row's watermark there (``NO_TIME``: none)."""
+        (``wms`` given) the row's watermark there (``NO_TIME``: none); ``bound``: the arrival
+        number of each row's record (none: every record so far)."""
         if len(rows) == 0 and len(merges) == 0:
             return []
         ghosts = rows[:, 3]
-        values = self._values(ghosts)
+        side_rows = None
+        if self.side:
+            if bound is None:
+                bound = np.full(len(ghosts), self.seq, dtype=np.int64)
+            side_rows = (rows[:, 1], rows[:, 4], rows[:, 5], bound)
+        values = self._values(ghosts, panes=side_rows)
         g = len(ghosts)
         self.free[self.n_free: self.n_free + g] = ghosts
         self.n_free += g
