@@ -274,6 +274,14 @@ class SessionArrays:
             entries.append(codes[m], times[m], seq0 + m, self.side_in[j][m])
         self.side_in = {}
 
+    def _side_forget(self, sessions: tuple[I64, I64, I64], gone: NDArray[np.bool_]) -> None:
+        """Forget the collect / count_distinct entries of the ``gone`` ones of these
+        (key, first, last) sessions: they expired, and a later session of their key may
+        cover the same times."""
+        if gone.any():
+            for entries in self.side.values():
+                entries.drop(*(a[gone] for a in sessions))
+
     def _compact_objs(self) -> None:
         """Drop first/last input values no open session refers to, when they are most of the
         list (it grows by every batch's values)."""

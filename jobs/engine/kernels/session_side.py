@@ -149,10 +149,6 @@ class SideEntries:
         """Forget the entries of these sessions (they expired)."""
         self._keep(self.locate(wkey, first, last) < 0)
 
-    def drop_outside(self, wkey: I64, first: I64, last: I64) -> None:
-        """Keep only the entries of these (open, disjoint per key) sessions."""
-        self._keep(self.locate(wkey, first, last) >= 0)
-
     def _keep(self, keep: Any) -> None:
         if keep.all():
             return

@@ -31,8 +31,6 @@ class TriggeredSessions(SessionArrays):
     _early_part: EarlyTrigger | None
     _late_part: LateTrigger | None
     _fresh: I64 = np.zeros((0, 2), dtype=np.int64)
-    _side_kept: int = 0
-    """Collect / count_distinct entries left by the last prune (``_prune_side``)."""
     """The windows born late in the unit being ingested (``ingest_unit_triggered``)."""
 
     def _timer_values(self) -> tuple[int, int]:
@@ -178,6 +176,7 @@ class TriggeredSessions(SessionArrays):
                                 self.last[slots] + self._gap))
             slots, kinds, k = slots[order], kinds[order], k[order]
             self._ensure_slots(m)  # a ghost per window
+            due = (k, self.first[slots], self.last[slots])
             prow = np.empty((m, PANE_COLS), dtype=np.int64)
             gone = np.empty(m, dtype=np.int64)
             self.n_free, self.hn, n_p, n_g = KT.fire_due(
@@ -193,6 +192,8 @@ class TriggeredSessions(SessionArrays):
             groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64),
                                  None if self.ended else self.wm)
             panes = [e for g in groups for e in g]
+            if self.side:
+                self._side_forget(due, ~self.used[slots])
             if self._retracting:
                 for r in gone[:n_g].tolist():
                     self.held.pop(r, None)
@@ -207,18 +208,7 @@ class TriggeredSessions(SessionArrays):
             self._forget_idle_keys(touched)
         if len(self.objs) > 65536:
             self._compact_objs()
-        self._prune_side()
         return panes
-
-    def _prune_side(self) -> None:
-        """Forget the collect / count_distinct entries no open session holds any more (they
-        expired), when they are most of the entries."""
-        for entries in self.side.values():
-            if len(entries.key) < 2 * self._side_kept + 1024:
-                continue
-            slots = np.flatnonzero(self.used)
-            entries.drop_outside(self.wkey[slots], self.first[slots], self.last[slots])
-            self._side_kept = len(entries.key)
 
     def _panes(self, rows: I64, merges: I64, wm_out: int | None,
                wms: I64 | None = None, bound: I64 | None = None) -> list[list[Emission]]:
