@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from jobs.engine.kernels._session_side_kernels import distinct_counts, pane_entries
 from jobs.engine.vectorized.value_codes import ValueTable
 
 I64 = NDArray[np.int64]
@@ -113,22 +114,18 @@ class SideEntries:
         """Each pane's value of a triggered session: the entries of its key in
         ``[first[i], last[i]]`` that arrived at or before arrival number ``bound[i]`` (a
         pane's session may overlap a later one of the same unit, so entries are not located
-        by time alone)."""
-        out: list[Any] = []
-        by_key = np.argsort(self.key, kind="stable")
-        sk = self.key[by_key]
-        lo = np.searchsorted(sk, wkey, "left").tolist()
-        hi = np.searchsorted(sk, wkey, "right").tolist()
-        for a, z, f, la, b in zip(lo, hi, first.tolist(), last.tolist(), bound.tolist(),
-                                  strict=True):  # one step per pane row, over its key's entries
-            idx = by_key[a:z]
-            idx = idx[(self.t[idx] >= f) & (self.t[idx] <= la) & (self.seq[idx] <= b)]
-            if self.fn == "count_distinct":
-                out.append(len(pd.unique(self.code[idx])))
-            else:
-                idx = idx[np.lexsort((self.seq[idx], self.t[idx]))]
-                out.append(self.v[idx].tolist())
-        return out
+        by time alone). One sort of the entries, then one kernel pass over the panes."""
+        order = np.lexsort((self.seq, self.t, self.key))
+        offsets, pos = pane_entries(self.key[order], self.t[order], self.seq[order],
+                                    wkey, first, last, bound)
+        idx = order[pos]
+        if self.fn == "count_distinct":
+            counts: list[Any] = distinct_counts(offsets, self.code[idx],
+                                                len(self.table)).tolist()
+            return counts
+        vals = self.v[idx].tolist()
+        ends = offsets.tolist()
+        return [vals[ends[i]: ends[i + 1]] for i in range(len(wkey))]
 
     def engine_accs(self, wkey: I64, first: I64, last: I64) -> list[Any]:
         """Each session's accumulator as :mod:`jobs.engine.aggregates` holds it."""
