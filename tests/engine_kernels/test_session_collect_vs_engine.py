@@ -105,8 +105,9 @@ def test_a_bridging_record_merges_the_lists_in_event_time_order() -> None:
     assert pane.values == {"c": [1, 1.0, "late", True], "d": 3}
 
 
-def test_triggered_sessions_with_collect_stay_on_the_general_engine() -> None:
+def test_discarding_triggered_sessions_with_collect_stay_on_the_general_engine() -> None:
     defn = Definition(name="s", key="k", event_time="t", window=Window("session", gap=10),
                       aggregations=(Aggregation("c", "collect", "x"),),
-                      trigger=Trigger(emit="current"))
+                      trigger=Trigger(emit="current"), accumulation="discarding")
     assert type(make_engine(defn)) is Engine
+    assert type(make_engine(replace(defn, accumulation="accumulating"))) is SessionKernelEngine

@@ -64,3 +64,34 @@ def test_a_general_engine_blob_resumes_on_the_kernel_engine() -> None:
     assert isinstance(resumed, SessionKernelEngine) and resumed.general is None
     assert _drive(resumed, defn, range(3, 6)) == _drive(ref, defn, range(3, 6))
     assert resumed.state.snapshot() == ref.state.snapshot()
+
+
+SIDE_DEFN = {
+    **DEFN,
+    "aggregations": [{"name": "n", "fn": "count"}, {"name": "total", "fn": "collect", "of": "v"},
+                     {"name": "avg", "fn": "count_distinct", "of": "v"}],
+    "trigger": {"emit": "custom", "early": {"count": 2},
+                "late": {"count": 1}},
+    "accumulation": "retracting",
+}
+
+
+def test_a_triggered_collect_blob_carries_the_entries() -> None:
+    """Triggered sessions with collect / count_distinct (numbers, nulls, -0.0): the
+    blob holds each open session's entries, and the resumed engine's panes, retractions
+    and final panes are the general engine's."""
+    defn = load_definition(SIDE_DEFN)
+    eng = make_engine(defn, None, "external")
+    assert isinstance(eng, SessionKernelEngine)
+    ref = Engine(defn, watermark="external")
+    assert _drive(eng, defn, range(3)) == _drive(ref, defn, range(3))
+    assert any(eng.side[j].key.size for j in eng.side)
+    blob, token = encode_state(eng.state)
+    assert token is not None
+    probe = type(make_engine(defn, None, "external").state)
+    resumed = make_engine(defn, decode_state(blob, probe), "external")
+    assert isinstance(resumed, SessionKernelEngine) and resumed.general is None
+    assert resumed.state.snapshot() == ref.state.snapshot()
+    assert _drive(resumed, defn, range(3, 6)) == _drive(ref, defn, range(3, 6))
+    assert [e.to_json() for e in resumed.end_of_input()] == [
+        e.to_json() for e in ref.end_of_input()]

@@ -196,9 +196,12 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
         replace(base, watermark=Watermark(scope="key"), trigger=Trigger(emit="current"),
                 window=Window("sliding", size=10)),
         replace(base, aggregations=(Aggregation("c", "collect", "x"),),
-                trigger=Trigger(emit="current")),
+                trigger=Trigger(emit="current"), accumulation="discarding"),
     ):
         assert type(make_engine(other)) is Engine
+    collect = replace(base, aggregations=(Aggregation("c", "collect", "x"),),
+                      trigger=Trigger(emit="current"))
+    assert isinstance(make_engine(collect), SessionKernelEngine)
     tumbling = replace(base, window=Window("tumbling", size=10))
     assert isinstance(make_engine(tumbling), VectorizedEngine)
 

@@ -274,6 +274,14 @@ class SessionArrays:
             entries.append(codes[m], times[m], seq0 + m, self.side_in[j][m])
         self.side_in = {}
 
+    def _side_forget(self, sessions: tuple[I64, I64, I64], gone: NDArray[np.bool_]) -> None:
+        """Forget the collect / count_distinct entries of the ``gone`` ones of these
+        (key, first, last) sessions: they expired, and a later session of their key may
+        cover the same times."""
+        if gone.any():
+            for entries in self.side.values():
+                entries.drop(*(a[gone] for a in sessions))
+
     def _compact_objs(self) -> None:
         """Drop first/last input values no open session refers to, when they are most of the
         list (it grows by every batch's values)."""
@@ -289,14 +297,20 @@ class SessionArrays:
         self.objs = [objs[r] for r in refs.tolist()]
         self.oref[live] = np.arange(n_live, dtype=np.int64)
 
-    def _values(self, slots: I64, expired: bool = False) -> list[dict[str, Any]]:
+    def _values(self, slots: I64, expired: bool = False,
+                panes: tuple[I64, I64, I64, I64] | None = None) -> list[dict[str, Any]]:
         """The ``values`` dict of each session in ``slots`` (aggregates.result's rules);
-        ``expired``: the sessions' collect / count_distinct entries are dropped as read."""
+        ``expired``: the sessions' collect / count_distinct entries are dropped as read;
+        ``panes``: ``slots`` are the ghosts of pane rows, whose collect / count_distinct values
+        are read from the rows' (key, start, last event time, arrival bound)."""
         cols: list[list[Any]] = []
         for j, fn in enumerate(self._fns):
             cnt = self.cnt[j, slots]
             if fn == "count":
                 cols.append(cnt.tolist())
+                continue
+            if fn in SIDE_FNS and panes is not None:
+                cols.append(self.side[j].values_upto(*panes))
                 continue
             if fn in SIDE_FNS:
                 cols.append(self.side[j].values(self.wkey[slots], self.first[slots],

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from jobs.engine.kernels._session_side_kernels import distinct_counts, pane_entries
 from jobs.engine.vectorized.value_codes import ValueTable
 
 I64 = NDArray[np.int64]
@@ -108,6 +109,23 @@ class SideEntries:
         if drop:
             self._keep(owner < 0)
         return out
+
+    def values_upto(self, wkey: I64, first: I64, last: I64, bound: I64) -> list[Any]:
+        """Each pane's value of a triggered session: the entries of its key in
+        ``[first[i], last[i]]`` that arrived at or before arrival number ``bound[i]`` (a
+        pane's session may overlap a later one of the same unit, so entries are not located
+        by time alone). One sort of the entries, then one kernel pass over the panes."""
+        order = np.lexsort((self.seq, self.t, self.key))
+        offsets, pos = pane_entries(self.key[order], self.t[order], self.seq[order],
+                                    wkey, first, last, bound)
+        idx = order[pos]
+        if self.fn == "count_distinct":
+            counts: list[Any] = distinct_counts(offsets, self.code[idx],
+                                                len(self.table)).tolist()
+            return counts
+        vals = self.v[idx].tolist()
+        ends = offsets.tolist()
+        return [vals[ends[i]: ends[i + 1]] for i in range(len(wkey))]
 
     def engine_accs(self, wkey: I64, first: I64, last: I64) -> list[Any]:
         """Each session's accumulator as :mod:`jobs.engine.aggregates` holds it."""

@@ -142,9 +142,13 @@ class TriggeredSessions(SessionArrays):
             self.timer, self._step, ev, lv, fresh,
         )
         self._fresh = fresh[:n_fresh]
+        if self.side:
+            self._side_accept(codes, batch.event_times, self.seq, valid,
+                              (status == K.JOINED) | (status == K.ACCEPTED_LATE))
+        seq0 = self.seq
         self.seq += n
         late = self._late(batch, codes, status, out_start, out_end)
-        groups = self._panes(prow[:n_p], merges[:n_mg], self.wm)
+        groups = self._panes(prow[:n_p], merges[:n_mg], self.wm, bound=seq0 + prow[:n_p, 0])
         return in_record_order(late, status, prow[:n_p, 0], groups)
 
     def _fire_triggered(self, touched: I64 | None) -> list[Emission]:
@@ -172,6 +176,7 @@ class TriggeredSessions(SessionArrays):
                                 self.last[slots] + self._gap))
             slots, kinds, k = slots[order], kinds[order], k[order]
             self._ensure_slots(m)  # a ghost per window
+            due = (k, self.first[slots], self.last[slots])
             prow = np.empty((m, PANE_COLS), dtype=np.int64)
             gone = np.empty(m, dtype=np.int64)
             self.n_free, self.hn, n_p, n_g = KT.fire_due(
@@ -187,6 +192,8 @@ class TriggeredSessions(SessionArrays):
             groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64),
                                  None if self.ended else self.wm)
             panes = [e for g in groups for e in g]
+            if self.side:
+                self._side_forget(due, ~self.used[slots])
             if self._retracting:
                 for r in gone[:n_g].tolist():
                     self.held.pop(r, None)
@@ -204,14 +211,20 @@ class TriggeredSessions(SessionArrays):
         return panes
 
     def _panes(self, rows: I64, merges: I64, wm_out: int | None,
-               wms: I64 | None = None) -> list[list[Emission]]:
+               wms: I64 | None = None, bound: I64 | None = None) -> list[list[Emission]]:
         """The emissions of each pane row (its retractions, then the pane), with the merge
         rows applied in between; frees the rows' ghost slots. Each pane shows ``wm_out``, or
-        (``wms`` given) the row's watermark there (``NO_TIME``: none)."""
+        (``wms`` given) the row's watermark there (``NO_TIME``: none); ``bound``: the arrival
+        number of each row's record (none: every record so far)."""
         if len(rows) == 0 and len(merges) == 0:
             return []
         ghosts = rows[:, 3]
-        values = self._values(ghosts)
+        side_rows = None
+        if self.side:
+            if bound is None:
+                bound = np.full(len(ghosts), self.seq, dtype=np.int64)
+            side_rows = (rows[:, 1], rows[:, 4], rows[:, 5], bound)
+        values = self._values(ghosts, panes=side_rows)
         g = len(ghosts)
         self.free[self.n_free: self.n_free + g] = ghosts
         self.n_free += g

@@ -1,0 +1,68 @@
+"""numba kernel of :mod:`.session_side`: the entries each pane of a triggered session reads,
+for a whole batch of panes in one pass over entries sorted once by (key, event time,
+arrival)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _bisect(skey, st, k, t, right):
+    """The first position whose (key, time) is above (``right``) or at least ``(k, t)``."""
+    lo, hi = 0, len(skey)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        a, b = skey[mid], st[mid]
+        below = a < k or (a == k and (b <= t if right else b < t))
+        if below:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def pane_entries(skey, st, sseq, wkey, first, last, bound):
+    """Per pane ``i``, the sorted positions of the entries of key ``wkey[i]`` in
+    ``[first[i], last[i]]`` that arrived at or before ``bound[i]``: ``(offsets, positions)``,
+    pane ``i``'s run being ``positions[offsets[i]:offsets[i + 1]]``, in (time, arrival)
+    order."""
+    n = len(wkey)
+    lo = np.empty(n, dtype=np.int64)
+    hi = np.empty(n, dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        lo[i] = _bisect(skey, st, wkey[i], first[i], False)
+        hi[i] = _bisect(skey, st, wkey[i], last[i], True)
+        c = 0
+        for p in range(lo[i], hi[i]):
+            if sseq[p] <= bound[i]:
+                c += 1
+        offsets[i + 1] = offsets[i] + c
+    positions = np.empty(offsets[n], dtype=np.int64)
+    for i in range(n):
+        o = offsets[i]
+        for p in range(lo[i], hi[i]):
+            if sseq[p] <= bound[i]:
+                positions[o] = p
+                o += 1
+    return offsets, positions
+
+
+@njit(cache=True)
+def distinct_counts(offsets, codes, n_codes):
+    """The number of distinct codes in each run ``codes[offsets[i]:offsets[i + 1]]``."""
+    n = len(offsets) - 1
+    stamp = np.full(max(n_codes, 1), -1, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        c = 0
+        for p in range(offsets[i], offsets[i + 1]):
+            x = codes[p]
+            if stamp[x] != i:
+                stamp[x] = i
+                c += 1
+        out[i] = c
+    return out
