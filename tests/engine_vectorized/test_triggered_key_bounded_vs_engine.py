@@ -162,3 +162,32 @@ def test_key_watermarks_survive_the_spark_state_blob() -> None:
     assert [(w["type"], w["key"], w.get("reason") or w.get("timing")) for w in want] == [
         ("late", "a", "expired"), ("late", "b", "expired"), ("pane", "c", "EARLY"),
         ("pane", "c", "ON_TIME")]
+
+
+def test_one_record_expiring_many_windows_of_its_key() -> None:
+    """A record that moves its key's watermark past a hundred late-born windows fires them
+    all, in window order, right after itself (the window table and the output grow
+    mid-unit); the other key's windows wait for their own watermark."""
+    defn = load_definition({
+        "name": "many", "key": "k", "event_time": "t",
+        "window": {"type": "tumbling", "size": 10},
+        "aggregations": [{"name": "n", "fn": "count"}],
+        "watermark": {"delay": 0, "scope": "key"},
+        "trigger": {"emit": "custom", "on_time": True, "late": {"count": 5}},
+        "allowed_lateness": 2000,
+        "accumulation": "discarding",
+    })
+    eng, ref = make_engine(defn), Engine(defn)
+    assert isinstance(eng, TriggeredEngine)
+    units = [Instant(1, [("a", 1000, 1), ("b", 5, 1)]),
+             Instant(2, [("a", t, 1) for t in range(0, 1000, 10)] + [("b", 7, 1)]),
+             Instant(3, [("b", 8, 1), ("a", 5000, 1), ("b", 9, 1)])]
+    got = []
+    for unit in units:
+        got = eng.ingest(batch_of(defn, unit))
+        assert [e.to_json() for e in got] == [
+            e.to_json() for e in ref.ingest(batch_of(defn, unit))]
+    assert [(p.key, p.window_start) for p in got] == [("a", s) for s in range(0, 1010, 10)]
+    assert [e.to_json() for e in eng.end_of_input()] == [
+        e.to_json() for e in ref.end_of_input()]
+    assert eng.general is None
