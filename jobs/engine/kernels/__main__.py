@@ -1,7 +1,7 @@
 """``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final,
 triggered, with processing-time timers and with per-key watermarks, final and triggered; sliding
 windows, final (also under per-key watermarks) and with count triggers; triggered fixed
-windows) into numba's cache (``make install`` runs it once), so no test or job process pays the
+windows, also under per-key watermarks; collect / count_distinct with triggers) into numba's cache (``make install`` runs it once), so no test or job process pays the
 first compile (~15 s of CPU)."""
 
 from __future__ import annotations
@@ -120,11 +120,31 @@ def warm() -> int:
             accumulation=accumulation,
         )
         for values in ([1, 2], [1.5, 2.5]):
-            teng = TriggeredEngine(fixed)
-            n += len(teng.ingest(RecordBatch(keys=["a", "b"], event_times=np.array([1, 30]),
-                                             columns={"s": values, "lo": values},
-                                             processing_time=1)))
-            n += len(teng.end_of_input())
+            # one watermark for all keys; per-key watermarks with idle advance
+            for fwm in (Watermark(), Watermark(scope="key", idle_advance=True)):
+                teng = TriggeredEngine(replace(fixed, watermark=fwm))
+                n += len(teng.ingest(RecordBatch(keys=["a", "b"], event_times=np.array([1, 30]),
+                                                 columns={"s": values, "lo": values},
+                                                 processing_time=1)))
+                n += len(teng.advance_processing_time(100))
+                n += len(teng.end_of_input())
+    side = (Aggregation("c", "collect", "x"), Aggregation("d", "count_distinct", "x"))
+    side_cols: dict[str, Any] = {"c": [1, 2, 2], "d": [1, 2, 2]}
+    side_trigger = Trigger(emit="custom", early=EarlyTrigger("count", count=1),
+                           late=LateTrigger("count", count=1))
+    for side_defn in (  # collect / count_distinct with triggers: sessions, sliding windows
+            Definition(name="warm", key="k", event_time="t", window=Window("session", gap=10),
+                       aggregations=side, trigger=side_trigger, accumulation="retracting"),
+            Definition(name="warm", key="k", event_time="t", window=Window("sliding", size=10),
+                       aggregations=side, trigger=Trigger(emit="current"),
+                       accumulation="retracting")):
+        seng2: Any = (SessionKernelEngine(side_defn) if side_defn.window.type == "session"
+                      else SlidingTriggerEngine(side_defn))
+        n += len(seng2.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
+            [1, 5, 30]), columns=side_cols, processing_time=1)))
+        n += len(seng2.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
+            [3, 60, 0]), columns=side_cols, processing_time=2)))
+        n += len(seng2.end_of_input())
     return n
 
 
