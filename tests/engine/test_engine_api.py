@@ -276,8 +276,11 @@ def test_make_engine_picks_the_fast_path_only_when_it_qualifies() -> None:
     collect = [{"name": "all", "fn": "collect", "of": "score"}]
     final = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=collect))
     assert type(final).__name__ == "SlidingKernelEngine"
+    triggered = make_engine(_defn(window={"type": "sliding", "size": "1s"},
+                                  aggregations=collect, trigger={"emit": "current"}))
+    assert type(triggered).__name__ == "SlidingTriggerEngine"
     general = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=collect,
-                                trigger={"emit": "current"}))
+                                trigger={"emit": "current"}, watermark={"scope": "key"}))
     assert isinstance(general, Engine)
     assert isinstance(make_engine(_defn(), vectorized=False), Engine)
     fast = make_engine(_defn())
