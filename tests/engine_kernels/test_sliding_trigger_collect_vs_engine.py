@@ -8,11 +8,9 @@ mid-stream, a start from a general engine's state and a Spark state blob round t
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,11 +25,9 @@ from jobs.definition.model import (
 )
 from jobs.engine import Engine, make_engine
 from jobs.engine.kernels import SlidingTriggerEngine
-from jobs.engine.records import RecordBatch
-from jobs.spark.engine_path.state_blob import decode_state, encode_state
 from tests.engine_kernels.test_session_collect_vs_engine import MIXED, SIDE_AGGS, mixed_logs
 from tests.engine_kernels.test_session_vs_engine import _batch, _run, check_replay_lines
-from tests.engine_kernels.test_sliding_collect_vs_engine import SETTINGS
+from tests.engine_kernels.test_sliding_collect_vs_engine import SETTINGS, check_blob_round_trip
 from tests.engine_kernels.test_sliding_timers_vs_engine import (
     check_ticking,
     clocked_sliding_definitions,
@@ -132,30 +128,7 @@ def test_discarding_panes_show_what_joined_since_the_last_pane() -> None:
 
 
 def test_a_state_blob_carries_what_the_last_pane_showed() -> None:
-    eng = make_engine(DEFN, None, "external")
-    ref = Engine(DEFN, watermark="external")
-    assert isinstance(eng, SlidingTriggerEngine)
-
-    def drive(e: Any, rounds: range) -> list[str]:
-        out: list[str] = []
-        for i in rounds:
-            batch = RecordBatch(keys=["a", "b", "a", "a"],
-                                event_times=np.array([3, 1, 0, 7]) + 6 * i,
-                                columns={"c": ["u", 2, None, 2.0], "d": ["u", 2, None, 2.0]},
-                                processing_time=i)
-            out += [json.dumps(x.to_json()) for x in e.ingest(batch)]
-            out += [json.dumps(x.to_json()) for x in e.advance_watermark(6 * i - 12)]
-        return out
-
-    assert drive(eng, range(3)) == drive(ref, range(3))
-    blob, _ = encode_state(eng.state)
-    probe = type(make_engine(DEFN, None, "external").state)
-    resumed = make_engine(DEFN, decode_state(blob, probe), "external")
-    assert isinstance(resumed, SlidingTriggerEngine) and resumed.general is None
-    assert resumed.state.snapshot() == ref.state.snapshot()
-    assert drive(resumed, range(3, 5)) == drive(ref, range(3, 5))
-    assert [e.to_json() for e in resumed.end_of_input()] == [
-        e.to_json() for e in ref.end_of_input()]
+    check_blob_round_trip(DEFN, SlidingTriggerEngine)
 
 
 class _Compacting(SlidingTriggerEngine):
