@@ -49,7 +49,12 @@ from jobs.engine.vectorized.columns import ColumnarOutput
 from jobs.engine.vectorized.emission_columns import EmissionColumns
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.triggered_key import KeyWatermarks
-from jobs.engine.vectorized.triggered_output import concat, emission_columns, no_output
+from jobs.engine.vectorized.triggered_output import (
+    concat,
+    emission_columns,
+    no_output,
+    out_buffers,
+)
 from jobs.engine.vectorized.triggered_qualify import (
     SIDE_FNS,
     TRIGGERED_FNS,
@@ -427,12 +432,7 @@ class TriggeredEngine(KeyWatermarks):
         order = np.lexsort((self.wi[rows, K.C_START], rank, self.wi[rows, K.C_CLOSE],
                             self.wi[rows, K.C_TIMER]))
         rows = np.ascontiguousarray(rows[order])
-        m = 2 * len(rows)
-        a = self.acc_i.shape[1]
-        out_i = np.empty((m, K.N_OUT_COLS), dtype=np.int64)
-        ok = np.empty((m, a), dtype=np.int8)
-        oi = np.empty((m, a), dtype=np.int64)
-        of = np.empty((m, a), dtype=np.float64)
+        out_i, ok, oi, of = out_buffers(2 * len(rows), self.acc_i.shape[1])
         if self.key_bounded:
             n_out = self._fire_timers_keyed(rows, (out_i, ok, oi, of))
         else:
@@ -454,12 +454,7 @@ class TriggeredEngine(KeyWatermarks):
             rank = self.keys.json_rank()[k]
             order = np.lexsort((s, rank, self.wi[rows, K.C_CLOSE]))
             rows = np.ascontiguousarray(rows[order])
-            m = 2 * len(rows)
-            a = self.acc_i.shape[1]
-            out_i = np.empty((m, K.N_OUT_COLS), dtype=np.int64)
-            ok = np.empty((m, a), dtype=np.int8)
-            oi = np.empty((m, a), dtype=np.int64)
-            of = np.empty((m, a), dtype=np.float64)
+            out_i, ok, oi, of = out_buffers(2 * len(rows), self.acc_i.shape[1])
             n_out = K.fire_rows(self._p, self._fns, rows, wm, *self._table_args(),
                                 self.hk, self.hs, self.hv, self.hst, out_i, ok, oi, of)
             self._timers_set()

@@ -21,7 +21,7 @@ from jobs.engine.state import EngineState, KeyState
 from jobs.engine.vectorized import trigger_kernels, trigger_key_kernels
 from jobs.engine.vectorized.emission_columns import EmissionColumns
 from jobs.engine.vectorized.keys import KeyTable
-from jobs.engine.vectorized.triggered_output import emission_columns, no_output
+from jobs.engine.vectorized.triggered_output import emission_columns, no_output, out_buffers
 from jobs.engine.vectorized.triggered_table import WindowTable
 
 I64 = NDArray[np.int64]
@@ -94,11 +94,7 @@ class KeyWatermarks(WindowTable):
         a = vi.shape[1]
         cells = n * wpr
 
-        def buffers(m: int) -> tuple[Any, ...]:
-            return (np.empty((m, K.N_OUT_COLS), dtype=np.int64), np.empty((m, a), dtype=np.int8),
-                    np.empty((m, a), dtype=np.int64), np.empty((m, a), dtype=np.float64))
-
-        out_i, ok, oi, of = buffers(4 * cells + 2 * int(self.key_n[np.unique(codes)].sum()))
+        out_i, ok, oi, of = out_buffers(4 * cells + 2 * int(self.key_n[np.unique(codes)].sum()), a)
         acc_late = np.empty((cells, 2), dtype=np.int64)
         r = n_out = n_acc = 0
         while r < n:  # once, unless the table, its hash table or the output must grow
@@ -116,8 +112,9 @@ class KeyWatermarks(WindowTable):
                 self._reserve(max(1024 * wpr, self.n_rows))
                 self._rebuild_key_lists()
             elif why == KK.STOP_OUTPUT:
-                bigger = buffers(2 * len(out_i) + 8 * wpr)
-                for old, new in zip((out_i, ok, oi, of), bigger, strict=True):
+                bigger: tuple[Any, ...] = out_buffers(2 * len(out_i) + 8 * wpr, a)
+                olds: tuple[Any, ...] = (out_i, ok, oi, of)
+                for old, new in zip(olds, bigger, strict=True):
                     new[: int(n_out)] = old[: int(n_out)]
                 out_i, ok, oi, of = bigger
         if n_acc:
@@ -138,12 +135,7 @@ class KeyWatermarks(WindowTable):
         rank = self.keys.json_rank()[self.wi[rows, K.C_KEY]]
         order = np.lexsort((self.wi[rows, K.C_START], rank, self.wi[rows, K.C_CLOSE]))
         rows = np.ascontiguousarray(rows[order])
-        m = 2 * len(rows)
-        a = self.acc_i.shape[1]
-        out_i = np.empty((m, K.N_OUT_COLS), dtype=np.int64)
-        ok = np.empty((m, a), dtype=np.int8)
-        oi = np.empty((m, a), dtype=np.int64)
-        of = np.empty((m, a), dtype=np.float64)
+        out_i, ok, oi, of = out_buffers(2 * len(rows), self.acc_i.shape[1])
         n_out = KK.fire_rows_keyed(self._p, self._fns, rows, self.key_wm, *self._table_args(),
                                    self.hk, self.hs, self.hv, self.hst, out_i, ok, oi, of)
         self._timers_set()

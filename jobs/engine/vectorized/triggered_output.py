@@ -25,6 +25,14 @@ TIMING_NAMES = ("EARLY", "ON_TIME", "LATE")
 """The kernels' timing codes (the same order as ``emission_columns.TIMINGS``)."""
 
 
+def out_buffers(m: int, a: int) -> tuple[I64, NDArray[np.int8], I64, NDArray[np.float64]]:
+    """The kernels' output arrays for up to ``m`` rows of ``a`` aggregations: the integer
+    columns, and per aggregation the value kind, int64 and float64 slots (filled by the
+    kernel, so never initialised here)."""
+    return (np.empty((m, K.N_OUT_COLS), dtype=np.int64), np.empty((m, a), dtype=np.int8),
+            np.empty((m, a), dtype=np.int64), np.empty((m, a), dtype=np.float64))
+
+
 def value_column(kinds: NDArray[np.int8], ci: I64, cf: NDArray[np.float64]) -> NDArray[Any]:
     """One aggregation's output values: int64 / float64 when every value is of that Python
     type, else an object array of the Python values (None for kind 0)."""
