@@ -38,6 +38,7 @@ from jobs.definition.windows import Sliding, kind_class
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_kernels as K
+from jobs.engine.kernels import _sliding_late_kernels as KL
 from jobs.engine.kernels import _sliding_layout as L
 from jobs.engine.kernels.qualify import qualification_problems
 from jobs.engine.kernels.sliding_arrays import (
@@ -428,13 +429,13 @@ class SlidingKernelEngine(SlidingKeyScope):
         ``ingest_unit``'s runs (one record's ascending starts each)."""
         if len(drop_start) == 0 and len(acc_start) == 0:
             return None
-        self.late_chunks.append(K.late_window_counts(
+        self.late_chunks.append(KL.late_window_counts(
             codes, drop_start, drop_rec, drop_off, acc_start, acc_rec, acc_off, self.late_acc))
         if len(self.late_chunks) > 64:
             self._compact_late()
         if len(drop_start) == 0:
             return None
-        kc, et, ws, we, reason, idx = K.late_columns(
+        kc, et, ws, we, reason, idx = KL.late_columns(
             drop_start, drop_rec, drop_off, drop_reason, codes, batch.event_times, self._size,
             self.late_drop)
         records: Any = (object_array(list(batch.records))[idx] if batch.records is not None
