@@ -1,4 +1,4 @@
-"""numba kernel of :mod:`.session_side`: the entries each pane of a triggered session reads,
+"""numba kernels of :mod:`.session_side`: the entries each pane of a triggered session reads,
 for a whole batch of panes in one pass over entries sorted once by (key, event time,
 arrival)."""
 
@@ -49,6 +49,28 @@ def pane_entries(skey, st, sseq, wkey, first, last, bound):
                 positions[o] = p
                 o += 1
     return offsets, positions
+
+
+@njit(cache=True)
+def unshown_pane_entries(skey, st, sseq, wkey, first, last, bound):
+    """:func:`pane_entries` for discarding panes, taken in firing order: each pane reads only
+    the entries no earlier pane of the batch read (those are gone from its session's
+    accumulator, merged sessions' included). Also returns the per-entry ``shown`` flags."""
+    n = len(wkey)
+    shown = np.zeros(len(skey), dtype=np.bool_)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    positions = np.empty(len(skey), dtype=np.int64)
+    o = 0
+    for i in range(n):
+        lo = _bisect(skey, st, wkey[i], first[i], False)
+        hi = _bisect(skey, st, wkey[i], last[i], True)
+        for p in range(lo, hi):
+            if sseq[p] <= bound[i] and not shown[p]:
+                shown[p] = True
+                positions[o] = p
+                o += 1
+        offsets[i + 1] = o
+    return offsets, positions[:o], shown
 
 
 @njit(cache=True)

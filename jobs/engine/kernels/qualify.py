@@ -7,8 +7,8 @@ count triggers run inside the kernel pass, their processing-time timers are an a
 clock scans), an event-time watermark (of global scope without idle advance but for
 sessions, below; sessions and sliding windows also run on the processing clock, whose
 watermark is the clock), and aggregates whose accumulators are numbers or one input each (count, sum,
-min, max, mean, first, last; for sliding windows also collect and count_distinct, and for
-sessions too, but not with discarding triggers or per-key watermarks). Session
+min, max, mean, first, last; for sliding and session windows also collect and
+count_distinct). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
@@ -30,9 +30,8 @@ from jobs.definition.windows import Session, Sliding, WindowKind, kind_class
 KERNEL_WINDOWS: tuple[type[WindowKind], ...] = (Session, Sliding)
 KERNEL_FNS = frozenset({"count", "sum", "min", "max", "mean", "first", "last"})
 SESSION_SIDE_FNS = frozenset({"collect", "count_distinct"})
-"""Also run by the session kernel engine with a gap of at least 1 ms, ``emit: final`` or
-(global watermark, accumulating or retracting) any trigger (entries beside the arrays,
-:mod:`.session_side`)."""
+"""Also run by the session kernel engine, any trigger, accumulation mode and watermark scope
+(entries beside the arrays, :mod:`.session_side`)."""
 SLIDING_SIDE_FNS = frozenset({"collect", "count_distinct"})
 """Also run by the sliding kernel engines, any trigger and clock (read from the held records:
 :mod:`.sliding_side`, :mod:`.sliding_trigger_side`)."""
@@ -68,15 +67,9 @@ def qualification_problems(defn: Definition) -> list[str]:
     if kind is Sliding and (defn.window.size or 0) > 2**60:
         problems.append("window.size: beyond 2**60 ms")
     for a in defn.aggregations:
-        if a.fn in SESSION_SIDE_FNS and kind is Session and (defn.window.gap or 0) >= 1 and (
-                defn.trigger.emit == "final" or (defn.accumulation != "discarding"
-                                                 and defn.watermark.scope == "global")):
+        if a.fn in SESSION_SIDE_FNS and kind is Session:
             continue
         if a.fn in SLIDING_SIDE_FNS and kind is Sliding:
-            continue
-        if a.fn in SESSION_SIDE_FNS and kind is Session:
-            problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine for session "
-                            "windows with a 0 ms gap, discarding triggers or per-key watermarks")
             continue
         if a.fn not in KERNEL_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} has no kernel engine")

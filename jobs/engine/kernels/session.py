@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
 from jobs.definition.trigger import effective_trigger
-from jobs.definition.windows import Session, kind_class
+from jobs.definition.windows import Session, kind_class, window_kind
 from jobs.engine.engine import Engine
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _session_kernels as K
@@ -64,6 +65,10 @@ class SessionKernelEngine(KeyTriggeredSessions, HandsOver):
     def __init__(
         self, defn: Definition, state: Any = None, watermark: WatermarkMode = "internal"
     ) -> None:
+        try:  # the general engine's check of a window built in code (a gap of 0 ms)
+            window_kind(defn.window)
+        except DefinitionError as exc:
+            raise EngineError(str(exc)) from None
         problems = qualification_problems(defn)
         if problems or kind_class(defn.window.type) is not Session:
             raise EngineError("session kernel engine: " + "; ".join(

@@ -282,6 +282,15 @@ class SessionArrays:
             for entries in self.side.values():
                 entries.drop(*(a[gone] for a in sessions))
 
+    def _side_prune(self) -> None:
+        """Under per-key watermarks sessions expire inside the kernel pass: forget the
+        entries no open session holds (those of expired sessions, which no later session of
+        their key can cover) once the entries doubled since the last prune."""
+        slots = np.flatnonzero(self.used)
+        for entries in self.side.values():
+            if len(entries.key) > 2 * entries.kept + 1024:
+                entries.prune(self.wkey[slots], self.first[slots], self.last[slots])
+
     def _compact_objs(self) -> None:
         """Drop first/last input values no open session refers to, when they are most of the
         list (it grows by every batch's values)."""
@@ -310,7 +319,7 @@ class SessionArrays:
                 cols.append(cnt.tolist())
                 continue
             if fn in SIDE_FNS and panes is not None:
-                cols.append(self.side[j].values_upto(*panes))
+                cols.append(self.side[j].values_upto(*panes, discarding=self._discarding))
                 continue
             if fn in SIDE_FNS:
                 cols.append(self.side[j].values(self.wkey[slots], self.first[slots],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from jobs.engine.kernels import _session_kernels as K
 from jobs.engine.kernels import _session_key_trigger_kernels as KKT
 from jobs.engine.kernels import _session_trigger_kernels as KT
 from jobs.engine.kernels.session_arrays import I64, NO_TIME, WM_CLAMP
@@ -59,9 +60,16 @@ class KeyTriggeredSessions(TriggeredSessions):
             self.hexp, self.hslot, self.hborn, self.hn, prow, pwm, gone, due_slots,
             due_kinds, self.timer, ev, lv,
         )
+        if self.side:
+            self._side_accept(codes, times, self.seq, valid,
+                              (status == K.JOINED) | (status == K.ACCEPTED_LATE))
+        seq0 = self.seq
         self.seq += n
         late = self._late(batch, codes, status, out_start, out_end)
-        groups = self._panes(prow[:n_p], merges[:n_mg], None, pwm[:n_p])
+        groups = self._panes(prow[:n_p], merges[:n_mg], None, pwm[:n_p],
+                             bound=seq0 + prow[:n_p, 0])
+        if self.side:
+            self._side_prune()
         if self._retracting:
             for r in gone[:n_g].tolist():
                 self.held.pop(r, None)
@@ -106,6 +114,8 @@ class KeyTriggeredSessions(TriggeredSessions):
         )
         groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64), None,
                              self._row_wms(prow[:n_p]))
+        if self.side:
+            self._side_prune()
         if self._retracting:
             for r in gone[:n_g].tolist():
                 self.held.pop(r, None)

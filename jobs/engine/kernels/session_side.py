@@ -20,7 +20,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from jobs.engine.kernels._session_side_kernels import distinct_counts, pane_entries
+from jobs.engine.kernels._session_side_kernels import (
+    distinct_counts,
+    pane_entries,
+    unshown_pane_entries,
+)
 from jobs.engine.vectorized.value_codes import ValueTable
 
 I64 = NDArray[np.int64]
@@ -43,6 +47,8 @@ class SideEntries:
         """``collect``: the values; ``count_distinct``: unused (codes are in ``code``)."""
         self.code = np.zeros(0, dtype=np.int64)
         self.table = ValueTable()
+        self.kept = 0
+        """The number of entries after the last :meth:`prune`."""
 
     def append(self, keys: I64, times: I64, seqs: I64, values: NDArray[Any]) -> None:
         """Accepted non-null inputs, in arrival order."""
@@ -110,22 +116,35 @@ class SideEntries:
             self._keep(owner < 0)
         return out
 
-    def values_upto(self, wkey: I64, first: I64, last: I64, bound: I64) -> list[Any]:
+    def values_upto(self, wkey: I64, first: I64, last: I64, bound: I64,
+                    discarding: bool = False) -> list[Any]:
         """Each pane's value of a triggered session: the entries of its key in
         ``[first[i], last[i]]`` that arrived at or before arrival number ``bound[i]`` (a
         pane's session may overlap a later one of the same unit, so entries are not located
-        by time alone). One sort of the entries, then one kernel pass over the panes."""
+        by time alone). One sort of the entries, then one kernel pass over the panes.
+        ``discarding``: a pane shows only the entries no earlier pane showed, and the shown
+        ones are forgotten (the general engine resets a session's accumulators at each pane,
+        and a merge joins what the merged sessions had not shown yet)."""
         order = np.lexsort((self.seq, self.t, self.key))
-        offsets, pos = pane_entries(self.key[order], self.t[order], self.seq[order],
-                                    wkey, first, last, bound)
+        if discarding:
+            offsets, pos, shown = unshown_pane_entries(
+                self.key[order], self.t[order], self.seq[order], wkey, first, last, bound)
+        else:
+            offsets, pos = pane_entries(self.key[order], self.t[order], self.seq[order],
+                                        wkey, first, last, bound)
         idx = order[pos]
+        out: list[Any]
         if self.fn == "count_distinct":
-            counts: list[Any] = distinct_counts(offsets, self.code[idx],
-                                                len(self.table)).tolist()
-            return counts
-        vals = self.v[idx].tolist()
-        ends = offsets.tolist()
-        return [vals[ends[i]: ends[i + 1]] for i in range(len(wkey))]
+            out = distinct_counts(offsets, self.code[idx], len(self.table)).tolist()
+        else:
+            vals = self.v[idx].tolist()
+            ends = offsets.tolist()
+            out = [vals[ends[i]: ends[i + 1]] for i in range(len(wkey))]
+        if discarding:
+            keep = np.ones(len(self.key), dtype=np.bool_)
+            keep[order[shown]] = False
+            self._keep(keep)
+        return out
 
     def engine_accs(self, wkey: I64, first: I64, last: I64) -> list[Any]:
         """Each session's accumulator as :mod:`jobs.engine.aggregates` holds it."""
@@ -145,6 +164,11 @@ class SideEntries:
     def drop(self, wkey: I64, first: I64, last: I64) -> None:
         """Forget the entries of these sessions (they expired)."""
         self._keep(self.locate(wkey, first, last) < 0)
+
+    def prune(self, wkey: I64, first: I64, last: I64) -> None:
+        """Keep only the entries these (open) sessions hold."""
+        self._keep(self.locate(wkey, first, last) >= 0)
+        self.kept = len(self.key)
 
     def _keep(self, keep: Any) -> None:
         if keep.all():
