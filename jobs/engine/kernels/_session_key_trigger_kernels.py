@@ -63,14 +63,16 @@ def ingest_unit_keys_triggered(
     blate, used, free, n_free, born_next,
     cnt, isum, fsum, isf, ei, ef, eisf, has, ot, oseq, oref,
     status, out_start, out_end, key_nwin, hexp, hslot, hborn, hn, prow, pwm, gone,
-    due_slots, due_kinds, timer, early_tv, late_tv,
+    due_slots, due_kinds, timer, early_tv, late_tv, dead,
 ):
     """One arrival unit under per-key watermarks (see the module docstring). Pane rows go
     to ``prow`` (column 0: the record that fired them), the watermark each pane shows to
-    ``pwm`` (``no_time``: none), the retraction list ids of deleted windows to ``gone``.
+    ``pwm`` (``no_time``: none), the retraction list ids of deleted windows to ``gone``,
+    each expired window's (key, start, last event time, record) to ``dead`` (a later record
+    of the unit may open a window over the same times).
     The caller guarantees room for two slots and two heap entries per record plus one per
     window of the unit's keys. Returns ``(n_free, born_next, hn, n_panes, merges,
-    n_merges, n_gone)`` (``merges`` as ``ingest_unit_triggered`` gives them)."""
+    n_merges, n_gone, n_dead)`` (``merges`` as ``ingest_unit_triggered`` gives them)."""
     n = len(times)
     n_aggs = len(kinds)
     merges = np.empty((16, 3), dtype=np.int64)
@@ -78,6 +80,7 @@ def ingest_unit_keys_triggered(
     n_mg = 0
     np_ = 0
     ng = 0
+    nd = 0
     for r in range(n):
         k = codes[r]
         kw = key_wm[k]
@@ -116,6 +119,12 @@ def ingest_unit_keys_triggered(
             m = _key_due(k, wm0, known, wm1, gap, al, key_head, nxt, first, last,
                          due_slots, due_kinds, 0)
             if m > 0:
+                for i in range(m):  # a deleted slot may serve as a ghost in fire_due
+                    w = due_slots[i]
+                    dead[nd + i, 0] = wkey[w]
+                    dead[nd + i, 1] = first[w]
+                    dead[nd + i, 2] = last[w]
+                    dead[nd + i, 3] = r
                 n_free, hn, n_p, n_g = fire_due(
                     due_slots[:m], due_kinds[:m], np.full(m, wm1), False, gap, al,
                     at_window_end, at_expiry, late_count, discarding, retracting, n_aggs,
@@ -129,7 +138,12 @@ def ingest_unit_keys_triggered(
                     pwm[i] = cand
                 np_ += n_p
                 ng += n_g
-    return n_free, born_next, hn, np_, merges[:n_mg], n_mg, ng
+                base = nd
+                for i in range(m):
+                    if not used[due_slots[i]]:
+                        dead[nd] = dead[base + i]
+                        nd += 1
+    return n_free, born_next, hn, np_, merges[:n_mg], n_mg, ng, nd
 
 
 @njit(cache=True)

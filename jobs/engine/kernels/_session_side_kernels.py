@@ -24,9 +24,10 @@ def _bisect(skey, st, k, t, right):
 
 
 @njit(cache=True)
-def pane_entries(skey, st, sseq, wkey, first, last, bound):
+def pane_entries(skey, st, sseq, alive_to, wkey, first, last, bound):
     """Per pane ``i``, the sorted positions of the entries of key ``wkey[i]`` in
-    ``[first[i], last[i]]`` that arrived at or before ``bound[i]``: ``(offsets, positions)``,
+    ``[first[i], last[i]]`` that arrived at or before ``bound[i]`` and are alive for it
+    (``alive_to`` at least ``bound[i]``): ``(offsets, positions)``,
     pane ``i``'s run being ``positions[offsets[i]:offsets[i + 1]]``, in (time, arrival)
     order."""
     n = len(wkey)
@@ -38,21 +39,21 @@ def pane_entries(skey, st, sseq, wkey, first, last, bound):
         hi[i] = _bisect(skey, st, wkey[i], last[i], True)
         c = 0
         for p in range(lo[i], hi[i]):
-            if sseq[p] <= bound[i]:
+            if sseq[p] <= bound[i] <= alive_to[p]:
                 c += 1
         offsets[i + 1] = offsets[i] + c
     positions = np.empty(offsets[n], dtype=np.int64)
     for i in range(n):
         o = offsets[i]
         for p in range(lo[i], hi[i]):
-            if sseq[p] <= bound[i]:
+            if sseq[p] <= bound[i] <= alive_to[p]:
                 positions[o] = p
                 o += 1
     return offsets, positions
 
 
 @njit(cache=True)
-def unshown_pane_entries(skey, st, sseq, wkey, first, last, bound):
+def unshown_pane_entries(skey, st, sseq, alive_to, wkey, first, last, bound):
     """:func:`pane_entries` for discarding panes, taken in firing order: each pane reads only
     the entries no earlier pane of the batch read (those are gone from its session's
     accumulator, merged sessions' included). Also returns the per-entry ``shown`` flags."""
@@ -65,12 +66,28 @@ def unshown_pane_entries(skey, st, sseq, wkey, first, last, bound):
         lo = _bisect(skey, st, wkey[i], first[i], False)
         hi = _bisect(skey, st, wkey[i], last[i], True)
         for p in range(lo, hi):
-            if sseq[p] <= bound[i] and not shown[p]:
+            if sseq[p] <= bound[i] <= alive_to[p] and not shown[p]:
                 shown[p] = True
                 positions[o] = p
                 o += 1
         offsets[i + 1] = o
     return offsets, positions[:o], shown
+
+
+@njit(cache=True)
+def alive_until(skey, st, sseq, dkey, dfirst, dlast, dseq):
+    """Per entry (sorted), the last arrival bound that still reads it: an entry of an
+    expired window (key ``dkey[j]``, in ``[dfirst[j], dlast[j]]``, arrived at or before
+    its expiry's record ``dseq[j]``) is read by panes up to that record only (a later
+    window of its key may cover the same times)."""
+    out = np.full(len(skey), np.iinfo(np.int64).max, dtype=np.int64)
+    for j in range(len(dkey)):
+        lo = _bisect(skey, st, dkey[j], dfirst[j], False)
+        hi = _bisect(skey, st, dkey[j], dlast[j], True)
+        for p in range(lo, hi):
+            if sseq[p] <= dseq[j] and dseq[j] < out[p]:
+                out[p] = dseq[j]
+    return out
 
 
 @njit(cache=True)

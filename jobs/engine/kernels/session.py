@@ -209,7 +209,7 @@ class SessionKernelEngine(KeyTriggeredSessions, HandsOver):
         order = np.lexsort((self.first[slots], self.last[slots], recs))
         slots, recs = slots[order], recs[order]
         # the key's watermark the firing record raised (it may have moved on since)
-        panes = self._final_panes(slots, times[recs] - self._delay)
+        panes = self._final_panes(slots, times[recs] - self._delay, self.seq - n + recs)
         dropped = np.flatnonzero((status == K.DROPPED_BEFORE_WM)
                                  | (status == K.DROPPED_EXPIRED)).tolist()
         out: list[Emission] = []
@@ -375,15 +375,19 @@ class SessionKernelEngine(KeyTriggeredSessions, HandsOver):
             self._compact_objs()
         return panes
 
-    def _final_panes(self, slots: I64, wms: I64 | None) -> list[Emission]:
+    def _final_panes(self, slots: I64, wms: I64 | None,
+                     bound: I64 | None = None) -> list[Emission]:
         """The final pane of each expired session in ``slots`` (in that order), showing the
-        watermark in ``wms`` (one per slot; None: the global one)."""
+        watermark in ``wms`` (one per slot; None: the global one); ``bound``: the arrival
+        number of the record that expired each (a later record of the unit may open a
+        session of its key over the same times)."""
         if len(slots) == 0:
             return []
         k = self.wkey[slots]
         s = self.first[slots]
         last = self.last[slots]
-        values = self._values(slots, expired=True)
+        values = self._values(slots, expired=True) if bound is None else self._values(
+            slots, panes=(k, s, last, bound), once=True)
         now = self.processing_time
         kv = self.keys.values
         gwm = None if self.ended else self.wm

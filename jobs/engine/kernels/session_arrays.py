@@ -282,15 +282,6 @@ class SessionArrays:
             for entries in self.side.values():
                 entries.drop(*(a[gone] for a in sessions))
 
-    def _side_prune(self) -> None:
-        """Under per-key watermarks sessions expire inside the kernel pass: forget the
-        entries no open session holds (those of expired sessions, which no later session of
-        their key can cover) once the entries doubled since the last prune."""
-        slots = np.flatnonzero(self.used)
-        for entries in self.side.values():
-            if len(entries.key) > 2 * entries.kept + 1024:
-                entries.prune(self.wkey[slots], self.first[slots], self.last[slots])
-
     def _compact_objs(self) -> None:
         """Drop first/last input values no open session refers to, when they are most of the
         list (it grows by every batch's values)."""
@@ -307,11 +298,14 @@ class SessionArrays:
         self.oref[live] = np.arange(n_live, dtype=np.int64)
 
     def _values(self, slots: I64, expired: bool = False,
-                panes: tuple[I64, I64, I64, I64] | None = None) -> list[dict[str, Any]]:
+                panes: tuple[I64, I64, I64, I64] | None = None,
+                dead: I64 | None = None, once: bool = False) -> list[dict[str, Any]]:
         """The ``values`` dict of each session in ``slots`` (aggregates.result's rules);
         ``expired``: the sessions' collect / count_distinct entries are dropped as read;
         ``panes``: ``slots`` are the ghosts of pane rows, whose collect / count_distinct values
-        are read from the rows' (key, start, last event time, arrival bound)."""
+        are read from the rows' (key, start, last event time, arrival bound), ``dead``: the
+        sessions that expired in between (:meth:`.SideEntries.values_upto`); ``once``: each
+        entry is read by one pane at most (discarding mode, final panes), then dropped."""
         cols: list[list[Any]] = []
         for j, fn in enumerate(self._fns):
             cnt = self.cnt[j, slots]
@@ -319,7 +313,8 @@ class SessionArrays:
                 cols.append(cnt.tolist())
                 continue
             if fn in SIDE_FNS and panes is not None:
-                cols.append(self.side[j].values_upto(*panes, discarding=self._discarding))
+                cols.append(self.side[j].values_upto(*panes, discarding=self._discarding or once,
+                                                     dead=dead))
                 continue
             if fn in SIDE_FNS:
                 cols.append(self.side[j].values(self.wkey[slots], self.first[slots],

@@ -43,10 +43,11 @@ class KeyTriggeredSessions(TriggeredSessions):
         pwm = np.empty(room, dtype=np.int64)
         gone = np.empty(room, dtype=np.int64)
         due_slots = np.empty(room, dtype=np.int64)
+        dead = np.empty((room, 4), dtype=np.int64)
         due_kinds = np.empty(room, dtype=np.int64)
         ev, lv = self._timer_values()
-        (self.n_free, self.born_next, self.hn, n_p, merges, n_mg,
-         n_g) = KKT.ingest_unit_keys_triggered(
+        (self.n_free, self.born_next, self.hn, n_p, merges, n_mg, n_g,
+         n_d) = KKT.ingest_unit_keys_triggered(
             codes, times, self.seq, valid, vf, vi, visf, vref, self._kinds,
             self._delay, self._idle, self.processing_time, self.key_wm, self.key_ib,
             self.key_ibpt, NO_TIME, self._event_basis, self._gap, self._al,
@@ -58,7 +59,7 @@ class KeyTriggeredSessions(TriggeredSessions):
             self.cnt, self.isum, self.fsum, self.isf, self.ei, self.ef, self.eisf, self.has,
             self.ot, self.oseq, self.oref, status, out_start, out_end, self.key_nwin,
             self.hexp, self.hslot, self.hborn, self.hn, prow, pwm, gone, due_slots,
-            due_kinds, self.timer, ev, lv,
+            due_kinds, self.timer, ev, lv, dead,
         )
         if self.side:
             self._side_accept(codes, times, self.seq, valid,
@@ -66,10 +67,10 @@ class KeyTriggeredSessions(TriggeredSessions):
         seq0 = self.seq
         self.seq += n
         late = self._late(batch, codes, status, out_start, out_end)
+        dead = dead[:n_d]
+        dead[:, 3] += seq0
         groups = self._panes(prow[:n_p], merges[:n_mg], None, pwm[:n_p],
-                             bound=seq0 + prow[:n_p, 0])
-        if self.side:
-            self._side_prune()
+                             bound=seq0 + prow[:n_p, 0], dead=dead)
         if self._retracting:
             for r in gone[:n_g].tolist():
                 self.held.pop(r, None)
@@ -102,6 +103,7 @@ class KeyTriggeredSessions(TriggeredSessions):
         self._ensure_heap(m)
         prow = np.empty((m, PANE_COLS), dtype=np.int64)
         gone = np.empty(m, dtype=np.int64)
+        due = (self.wkey[slots], self.first[slots], self.last[slots])
         self.n_free, self.hn, n_p, n_g = KT.fire_due(
             slots, kinds, self._slot_wms(slots), False, self._gap, self._al,
             self._at_window_end, self._at_expiry, self._late_count, self._discarding,
@@ -115,7 +117,7 @@ class KeyTriggeredSessions(TriggeredSessions):
         groups = self._panes(prow[:n_p], np.zeros((0, 3), dtype=np.int64), None,
                              self._row_wms(prow[:n_p]))
         if self.side:
-            self._side_prune()
+            self._side_forget(due, ~self.used[slots])
         if self._retracting:
             for r in gone[:n_g].tolist():
                 self.held.pop(r, None)

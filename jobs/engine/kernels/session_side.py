@@ -21,6 +21,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from jobs.engine.kernels._session_side_kernels import (
+    alive_until,
     distinct_counts,
     pane_entries,
     unshown_pane_entries,
@@ -47,8 +48,6 @@ class SideEntries:
         """``collect``: the values; ``count_distinct``: unused (codes are in ``code``)."""
         self.code = np.zeros(0, dtype=np.int64)
         self.table = ValueTable()
-        self.kept = 0
-        """The number of entries after the last :meth:`prune`."""
 
     def append(self, keys: I64, times: I64, seqs: I64, values: NDArray[Any]) -> None:
         """Accepted non-null inputs, in arrival order."""
@@ -117,21 +116,27 @@ class SideEntries:
         return out
 
     def values_upto(self, wkey: I64, first: I64, last: I64, bound: I64,
-                    discarding: bool = False) -> list[Any]:
+                    discarding: bool = False, dead: I64 | None = None) -> list[Any]:
         """Each pane's value of a triggered session: the entries of its key in
         ``[first[i], last[i]]`` that arrived at or before arrival number ``bound[i]`` (a
         pane's session may overlap a later one of the same unit, so entries are not located
         by time alone). One sort of the entries, then one kernel pass over the panes.
         ``discarding``: a pane shows only the entries no earlier pane showed, and the shown
         ones are forgotten (the general engine resets a session's accumulators at each pane,
-        and a merge joins what the merged sessions had not shown yet)."""
+        and a merge joins what the merged sessions had not shown yet). ``dead``: rows (key,
+        start, last event time, arrival number) of sessions that expired at that arrival;
+        their entries are read by panes up to it only, then forgotten."""
         order = np.lexsort((self.seq, self.t, self.key))
-        if discarding:
-            offsets, pos, shown = unshown_pane_entries(
-                self.key[order], self.t[order], self.seq[order], wkey, first, last, bound)
+        skey, st, sseq = self.key[order], self.t[order], self.seq[order]
+        if dead is not None and len(dead):
+            alive = alive_until(skey, st, sseq, dead[:, 0], dead[:, 1], dead[:, 2], dead[:, 3])
         else:
-            offsets, pos = pane_entries(self.key[order], self.t[order], self.seq[order],
-                                        wkey, first, last, bound)
+            alive = np.full(len(skey), np.iinfo(np.int64).max, dtype=np.int64)
+        if discarding:
+            offsets, pos, shown = unshown_pane_entries(skey, st, sseq, alive, wkey, first,
+                                                       last, bound)
+        else:
+            offsets, pos = pane_entries(skey, st, sseq, alive, wkey, first, last, bound)
         idx = order[pos]
         out: list[Any]
         if self.fn == "count_distinct":
@@ -140,9 +145,12 @@ class SideEntries:
             vals = self.v[idx].tolist()
             ends = offsets.tolist()
             out = [vals[ends[i]: ends[i + 1]] for i in range(len(wkey))]
+        gone = alive < np.iinfo(np.int64).max
         if discarding:
+            gone |= shown
+        if gone.any():
             keep = np.ones(len(self.key), dtype=np.bool_)
-            keep[order[shown]] = False
+            keep[order[gone]] = False
             self._keep(keep)
         return out
 
@@ -164,11 +172,6 @@ class SideEntries:
     def drop(self, wkey: I64, first: I64, last: I64) -> None:
         """Forget the entries of these sessions (they expired)."""
         self._keep(self.locate(wkey, first, last) < 0)
-
-    def prune(self, wkey: I64, first: I64, last: I64) -> None:
-        """Keep only the entries these (open) sessions hold."""
-        self._keep(self.locate(wkey, first, last) >= 0)
-        self.kept = len(self.key)
 
     def _keep(self, keep: Any) -> None:
         if keep.all():

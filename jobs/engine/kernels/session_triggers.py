@@ -211,11 +211,13 @@ class TriggeredSessions(SessionArrays):
         return panes
 
     def _panes(self, rows: I64, merges: I64, wm_out: int | None,
-               wms: I64 | None = None, bound: I64 | None = None) -> list[list[Emission]]:
+               wms: I64 | None = None, bound: I64 | None = None,
+               dead: I64 | None = None) -> list[list[Emission]]:
         """The emissions of each pane row (its retractions, then the pane), with the merge
         rows applied in between; frees the rows' ghost slots. Each pane shows ``wm_out``, or
         (``wms`` given) the row's watermark there (``NO_TIME``: none); ``bound``: the arrival
-        number of each row's record (none: every record so far)."""
+        number of each row's record (none: every record so far); ``dead``: the sessions that
+        expired among the rows (:meth:`.SideEntries.values_upto`)."""
         if len(rows) == 0 and len(merges) == 0:
             return []
         ghosts = rows[:, 3]
@@ -224,7 +226,7 @@ class TriggeredSessions(SessionArrays):
             if bound is None:
                 bound = np.full(len(ghosts), self.seq, dtype=np.int64)
             side_rows = (rows[:, 1], rows[:, 4], rows[:, 5], bound)
-        values = self._values(ghosts, panes=side_rows)
+        values = self._values(ghosts, panes=side_rows, dead=dead)
         g = len(ghosts)
         self.free[self.n_free: self.n_free + g] = ghosts
         self.n_free += g
