@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobs.definition.model import Aggregation, Definition, Trigger, Watermark, Window
-from jobs.engine import Engine, make_engine
+from jobs.engine import make_engine
 from jobs.engine.arrival import Arrival
 from jobs.engine.kernels import SessionKernelEngine
 from jobs.replay import replay_lines
@@ -105,9 +105,9 @@ def test_a_bridging_record_merges_the_lists_in_event_time_order() -> None:
     assert pane.values == {"c": [1, 1.0, "late", True], "d": 3}
 
 
-def test_discarding_triggered_sessions_with_collect_stay_on_the_general_engine() -> None:
+def test_triggered_sessions_with_collect_run_compiled_in_every_accumulation_mode() -> None:
     defn = Definition(name="s", key="k", event_time="t", window=Window("session", gap=10),
                       aggregations=(Aggregation("c", "collect", "x"),),
                       trigger=Trigger(emit="current"), accumulation="discarding")
-    assert type(make_engine(defn)) is Engine
-    assert type(make_engine(replace(defn, accumulation="accumulating"))) is SessionKernelEngine
+    for mode in ("discarding", "accumulating", "retracting"):
+        assert type(make_engine(replace(defn, accumulation=mode))) is SessionKernelEngine
