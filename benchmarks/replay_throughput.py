@@ -33,7 +33,7 @@ Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.
 with idle advance), ``session_final_processing`` (the processing clock),
 ``sliding_final``, ``sliding_count_triggers_retracting``, ``sliding_early_after``,
 ``sliding_final_collect``, ``sliding_count_triggers_collect``,
-``session_count_triggers_collect``), measured like the
+``session_count_triggers_collect``, ``session_count_triggers_key_collect``), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
@@ -191,6 +191,11 @@ def definition(case: str) -> Definition:
     if case == "session_count_triggers_collect":
         return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
                           accumulation="retracting", **{**common, "aggregations": OBJECT_AGGS})
+    if case == "session_count_triggers_key_collect":
+        wm = Watermark(delay=10_000, scope="key")
+        return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
+                          accumulation="retracting",
+                          **{**common, "watermark": wm, "aggregations": OBJECT_AGGS})
     if case in ("session_count_triggers_key_scope", "session_count_triggers_key_idle"):
         wm = Watermark(delay=10_000, scope="key", idle_advance=case.endswith("idle"))
         return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
@@ -256,6 +261,9 @@ CASES = [
     "tumbling_count_triggers_key_bounded",
     # sessions with count triggers and collect / count_distinct: the compiled session engine
     "session_count_triggers_collect",
+    # sessions with count triggers and collect / count_distinct under per-key watermarks:
+    # the compiled session engine
+    "session_count_triggers_key_collect",
 ]
 
 
