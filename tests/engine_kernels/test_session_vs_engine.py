@@ -195,13 +195,16 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
     for other in (
         replace(base, watermark=Watermark(scope="key"), trigger=Trigger(emit="current"),
                 window=Window("sliding", size=10)),
-        replace(base, aggregations=(Aggregation("c", "collect", "x"),),
-                trigger=Trigger(emit="current"), accumulation="discarding"),
+        replace(base, window=Window("session", gap=2**61)),
     ):
         assert type(make_engine(other)) is Engine
     collect = replace(base, aggregations=(Aggregation("c", "collect", "x"),),
                       trigger=Trigger(emit="current"))
-    assert isinstance(make_engine(collect), SessionKernelEngine)
+    for accumulation in ("accumulating", "retracting", "discarding"):
+        assert isinstance(make_engine(replace(collect, accumulation=accumulation)),
+                          SessionKernelEngine)
+    assert isinstance(make_engine(replace(collect, watermark=Watermark(scope="key"))),
+                      SessionKernelEngine)
     tumbling = replace(base, window=Window("tumbling", size=10))
     assert isinstance(make_engine(tumbling), VectorizedEngine)
 
