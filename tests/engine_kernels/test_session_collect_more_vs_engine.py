@@ -214,3 +214,21 @@ def test_a_0_ms_gap_is_refused_as_the_general_engine_refuses_it() -> None:
     with pytest.raises(EngineError) as compiled:
         make_engine(defn)
     assert str(compiled.value) == str(general.value) == "window.gap: must be greater than 0"
+
+
+def test_a_session_that_expires_without_a_pane_leaves_no_values_behind() -> None:
+    """``a``'s first session shows its early pane, then expires at ``a``'s watermark with
+    nothing pending (no pane); a chain of late records, each joining the live session, then
+    stretches that session back over the expired one's times: its panes show none of the
+    expired session's values, as in the general engine."""
+    defn = replace(_defn("accumulating"), trigger=Trigger(
+        emit="custom", early=EarlyTrigger("count", count=2), on_time=False))
+    us = [(1, [("a", 0, 1), ("a", 1, 2)]), (2, [("a", 100, 3)]),
+          (3, [("a", t, t) for t in range(91, 0, -9)])]
+    kernel, general = SessionKernelEngine(defn), Engine(defn)
+    for u in us:
+        assert _values(kernel.ingest(_batch(defn, u))) == _values(
+            general.ingest(_batch(defn, u)))
+    (w,) = kernel.open_windows()
+    assert (w["window_start"], w["values"]["c"]) == (1, [1, 10, 19, 28, 37, 46, 55, 64, 73,
+                                                         82, 91, 3])

@@ -71,6 +71,9 @@ class KeyTriggeredSessions(TriggeredSessions):
         dead[:, 3] += seq0
         groups = self._panes(prow[:n_p], merges[:n_mg], None, pwm[:n_p],
                              bound=seq0 + prow[:n_p, 0], dead=dead)
+        if n_p == 0 and n_mg == 0 and n_d and self.side:  # no pane read (and forgot) them
+            for entries in self.side.values():
+                entries.forget_dead(dead)
         if self._retracting:
             for r in gone[:n_g].tolist():
                 self.held.pop(r, None)

@@ -126,12 +126,7 @@ class SideEntries:
         and a merge joins what the merged sessions had not shown yet). ``dead``: rows (key,
         start, last event time, arrival number) of sessions that expired at that arrival;
         their entries are read by panes up to it only, then forgotten."""
-        order = np.lexsort((self.seq, self.t, self.key))
-        skey, st, sseq = self.key[order], self.t[order], self.seq[order]
-        if dead is not None and len(dead):
-            alive = alive_until(skey, st, sseq, dead[:, 0], dead[:, 1], dead[:, 2], dead[:, 3])
-        else:
-            alive = np.full(len(skey), np.iinfo(np.int64).max, dtype=np.int64)
+        order, skey, st, sseq, alive = self._sorted_alive(dead)
         if discarding:
             offsets, pos, shown = unshown_pane_entries(skey, st, sseq, alive, wkey, first,
                                                        last, bound)
@@ -153,6 +148,27 @@ class SideEntries:
             keep[order[gone]] = False
             self._keep(keep)
         return out
+
+    def _sorted_alive(self, dead: I64 | None) -> tuple[I64, I64, I64, I64, I64]:
+        """The entries' order by (key, event time, arrival), the sorted keys, times and
+        arrival numbers, and per sorted entry the last arrival bound that reads it."""
+        order = np.lexsort((self.seq, self.t, self.key))
+        skey, st, sseq = self.key[order], self.t[order], self.seq[order]
+        if dead is not None and len(dead):
+            alive = alive_until(skey, st, sseq, dead[:, 0], dead[:, 1], dead[:, 2], dead[:, 3])
+        else:
+            alive = np.full(len(skey), np.iinfo(np.int64).max, dtype=np.int64)
+        return order, skey, st, sseq, alive
+
+    def forget_dead(self, dead: I64) -> None:
+        """Forget the entries of the ``dead`` sessions (as :meth:`values_upto` does) when
+        no pane read them."""
+        order, _, _, _, alive = self._sorted_alive(dead)
+        gone = alive < np.iinfo(np.int64).max
+        if gone.any():
+            keep = np.ones(len(self.key), dtype=np.bool_)
+            keep[order[gone]] = False
+            self._keep(keep)
 
     def engine_accs(self, wkey: I64, first: I64, last: I64) -> list[Any]:
         """Each session's accumulator as :mod:`jobs.engine.aggregates` holds it."""
