@@ -9,7 +9,12 @@ sessions by a new slot, but a key's open sessions are disjoint ``[first, last]``
 (the gap, at least 1, separates them) and every accepted record lies in its session's, so the
 session an entry belongs to is found from (key, time) when it is read. Merges therefore cost
 nothing here, and their order cannot matter: the general engine's merged ``collect`` is
-sorted by (event time, arrival), and a distinct set is a union.
+sorted by (event time, arrival), and a distinct set is a union. Two cases break "found from
+(key, time)" and are handled where panes read entries: in discarding mode an entry a pane
+showed is gone from its session's accumulator (panes read in firing order, each taking only
+entries not yet shown, which are then forgotten); under per-key watermarks a session can
+expire between two records of a unit and a later late record can join a live session over
+its times (its entries are read by panes up to its expiry's record only, then forgotten).
 """
 
 from __future__ import annotations
