@@ -52,14 +52,16 @@ def qualification_problems(defn: Definition) -> list[str]:
                         "sliding windows only)")
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
-    # per-key watermarks and idle advance: session windows; sliding windows with emit: final
-    # on event time under per-key watermarks (idle advance with them only)
-    key_scope = defn.watermark.scope == "key"
+    # per-key watermarks (the general engine keeps one per key only when bounded, on event
+    # time: else scope: key is the one watermark): session windows; sliding windows with emit:
+    # final (idle advance under them too; under one watermark, any sliding window)
+    key_scope = (defn.watermark.scope == "key" and defn.watermark.strategy == "bounded"
+                 and not defn.uses_processing_time)
     sliding_final = (kind is Sliding and defn.trigger.emit == "final"
                      and not defn.uses_processing_time)
-    if defn.watermark.idle_advance and not (kind is Session or (sliding_final and key_scope)):
-        problems.append("watermark.idle_advance: no kernel engine (session windows; sliding "
-                        "windows with emit: final under watermark.scope: key)")
+    if defn.watermark.idle_advance and key_scope and not (kind is Session or sliding_final):
+        problems.append("watermark.idle_advance: no kernel engine under watermark.scope: key "
+                        "(session windows; sliding windows with emit: final)")
     if key_scope and not (kind is Session or sliding_final):
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine "
                         "(session windows; sliding windows with emit: final on event time)")
