@@ -11,7 +11,9 @@ accepted-late counts), the watermark advances once, a second pass pops the windo
 expires, and their values are computed from the records (prefix sums for counts and int sums;
 ``collect`` and ``count_distinct`` from the window's range of records, :mod:`.sliding_side`).
 Under ``watermark.scope: key`` each record meets its key's watermark and the windows its raise
-expires fire right after it (:mod:`.sliding_key`). Cost per record: a few binary searches plus
+expires fire right after it (:mod:`.sliding_key`). With idle advance of the one watermark, a
+processing-time tick moves it from its base (``idle_base``, set by the unit that raised it)
+and fires what it reaches, as ``advance_watermark`` does. Cost per record: a few binary searches plus
 its late lines; a window costs its creation and its
 pane, never one step per record that joins it.
 

@@ -1,8 +1,9 @@
 """SlidingTriggerEngine: the general engine's API, output and snapshot format for KIP-450
 sliding windows that fire more than once (``emit: current``; ``custom`` with count-based or
 processing-time early / late triggers and ON_TIME; discarding, accumulating, retracting),
-under a global event-time watermark (``bounded`` or ``source``) or on the processing clock
-(there also ``emit: final``: every record's time is the clock, the watermark follows it).
+under a global event-time watermark (``bounded``, with or without idle advance: a clock tick
+moves it from its base; or ``source``) or on the processing clock (there also ``emit:
+final``: every record's time is the clock, the watermark follows it).
 
 A processing-time timer is a column of the window's row (``W_TIMER``), set by the same kernel
 passes that run the window (``Firing._fire_window``); a heap of (due time, key) tells the
