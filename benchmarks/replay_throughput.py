@@ -175,6 +175,11 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
                               **common, "watermark": Watermark(delay=10_000, scope="key")})
+    if case == "tumbling_count_triggers_key_collect":  # ... with collect / count_distinct
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "aggregations": OBJECT_AGGS,
+                              "watermark": Watermark(delay=10_000, scope="key")})
     if case == "tumbling_count_triggers_source":  # only end of input moves the watermark
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
@@ -256,6 +261,8 @@ CASES = [
     "tumbling_count_triggers_key_bounded",
     # sessions with count triggers and collect / count_distinct: the compiled session engine
     "session_count_triggers_collect",
+    # fixed windows with count triggers, collect / count_distinct, per-key bounded watermarks
+    "tumbling_count_triggers_key_collect",
 ]
 
 
