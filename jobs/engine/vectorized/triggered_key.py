@@ -6,7 +6,9 @@ record that raises it fires the key's due on-time / late / expiry panes right af
 record's own late lines and count panes (:mod:`trigger_key_kernels`, one kernel pass per
 unit). Processing-time timers fire at their key's watermark; idle advance moves every key
 with an idle base to ``base + (now - base time)`` and runs what that passes, by window end,
-key JSON, window start. State: the per-key watermarks and idle bases are the general
+key JSON, window start. ``collect`` / ``count_distinct`` entries are appended before the
+kernel pass, each record judged at its key's watermark as it meets it, and forgotten when
+that watermark expires their window (:mod:`triggered_side`). State: the per-key watermarks and idle bases are the general
 engine's ``KeyState.watermark`` / ``idle_base`` / ``idle_base_pt`` and travel in the table
 form (``key_wm``, ``key_ib``, ``key_ibpt``, ``key_hasib``)."""
 

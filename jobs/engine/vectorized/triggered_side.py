@@ -10,9 +10,12 @@ move when it compacts; these ids do not), and each window's entries are linked i
 order (:mod:`triggered_side_kernels`), so a pane reads its own window's entries only.
 
 Which (record, window) pairs the kernel accepts is a function of the record's event time and
-the unit's starting watermark only (a live window always has ``close + allowed_lateness``
-beyond the watermark, and one cannot be created past it), so entries are appended per arrival
-unit with array operations before the kernel runs. A pane shows the entries of its window
+the watermark it meets only (a live window always has ``close + allowed_lateness`` beyond the
+watermark, and one cannot be created past it): the unit's starting watermark, or under per-key
+watermarks its key's as raised by that key's earlier records of the unit. So entries are
+appended per arrival unit with array operations before the kernel runs. Under per-key
+watermarks a window is forgotten once its key's watermark passes ``close +
+allowed_lateness``, as the window table expires it. A pane shows the entries of its window
 with arrival number in ``(lo, hi]``: ``hi`` the last record folded before it fired, ``lo``
 the previous pane's ``hi`` when discarding (the kernel reset the window's accumulators then)
 and -infinity otherwise; a retraction shows its previous pane's range again. When
