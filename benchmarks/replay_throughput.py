@@ -178,6 +178,11 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
                               **common, "watermark": Watermark(delay=10_000, scope="key")})
+    if case == "tumbling_count_triggers_key_collect":  # ... with collect / count_distinct
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "aggregations": OBJECT_AGGS,
+                              "watermark": Watermark(delay=10_000, scope="key")})
     if case == "tumbling_count_triggers_source":  # only end of input moves the watermark
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
@@ -261,6 +266,8 @@ CASES = [
     "session_count_triggers_collect",
     # sliding windows, emit: final, idle advance of the one watermark: SlidingKernelEngine
     "sliding_final_idle",
+    # fixed windows with count triggers, collect / count_distinct, per-key bounded watermarks
+    "tumbling_count_triggers_key_collect",
 ]
 
 

@@ -282,6 +282,9 @@ def test_make_engine_picks_the_fast_path_only_when_it_qualifies() -> None:
     general = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=collect,
                                 trigger={"emit": "current"}, watermark={"scope": "key"}))
     assert isinstance(general, Engine)
+    keyed = make_engine(_defn(aggregations=collect, trigger={"emit": "current"},
+                              watermark={"scope": "key"}))
+    assert type(keyed).__name__ == "TriggeredEngine"
     assert isinstance(make_engine(_defn(), vectorized=False), Engine)
     fast = make_engine(_defn())
     assert type(fast).__name__ == "VectorizedEngine"
