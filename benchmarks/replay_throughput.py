@@ -33,7 +33,8 @@ Rows of engine ``kernels`` are the compiled session and sliding engines (``jobs.
 with idle advance), ``session_final_processing`` (the processing clock),
 ``sliding_final``, ``sliding_count_triggers_retracting``, ``sliding_early_after``,
 ``sliding_final_collect``, ``sliding_count_triggers_collect``,
-``session_count_triggers_collect``, ``session_count_triggers_key_collect``), measured like the
+``session_count_triggers_collect``, ``sliding_final_idle``,
+``session_count_triggers_key_collect``), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
@@ -139,6 +140,9 @@ def definition(case: str) -> Definition:
     if case == "sliding_final_key_scope":
         return Definition(window=Window("sliding", size=5 * MIN),
                           **{**common, "watermark": Watermark(delay=10_000, scope="key")})
+    if case == "sliding_final_idle":  # idle advance of the one watermark between units
+        return Definition(window=Window("sliding", size=5 * MIN),
+                          **{**common, "watermark": Watermark(delay=10_000, idle_advance=True)})
     if case == "tumbling_early_late":
         return Definition(
             window=Window("tumbling", size=15 * MIN),
@@ -175,6 +179,11 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
                               **common, "watermark": Watermark(delay=10_000, scope="key")})
+    if case == "tumbling_count_triggers_key_collect":  # ... with collect / count_distinct
+        return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "aggregations": OBJECT_AGGS,
+                              "watermark": Watermark(delay=10_000, scope="key")})
     if case == "tumbling_count_triggers_source":  # only end of input moves the watermark
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
@@ -261,6 +270,10 @@ CASES = [
     "tumbling_count_triggers_key_bounded",
     # sessions with count triggers and collect / count_distinct: the compiled session engine
     "session_count_triggers_collect",
+    # sliding windows, emit: final, idle advance of the one watermark: SlidingKernelEngine
+    "sliding_final_idle",
+    # fixed windows with count triggers, collect / count_distinct, per-key bounded watermarks
+    "tumbling_count_triggers_key_collect",
     # sessions with count triggers and collect / count_distinct under per-key watermarks:
     # the compiled session engine
     "session_count_triggers_key_collect",

@@ -282,9 +282,18 @@ def test_make_engine_picks_the_fast_path_only_when_it_qualifies() -> None:
     general = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=collect,
                                 trigger={"emit": "current"}, watermark={"scope": "key"}))
     assert isinstance(general, Engine)
+    keyed = make_engine(_defn(aggregations=collect, trigger={"emit": "current"},
+                              watermark={"scope": "key"}))
+    assert type(keyed).__name__ == "TriggeredEngine"
     assert isinstance(make_engine(_defn(), vectorized=False), Engine)
     fast = make_engine(_defn())
     assert type(fast).__name__ == "VectorizedEngine"
+    # idle advance of the one watermark
+    for trigger, name in (({"emit": "final"}, "SlidingKernelEngine"),
+                          ({"emit": "current"}, "SlidingTriggerEngine")):
+        eng = make_engine(_defn(window={"type": "sliding", "size": "1s"}, trigger=trigger,
+                                aggregations=collect, watermark={"idle_advance": True}))
+        assert type(eng).__name__ == name
 
 
 def test_numpy_columns_and_keys_keep_state_json() -> None:

@@ -1,8 +1,8 @@
 """``watermark.scope: key`` on the compiled triggered engine. Under a source's watermark or the
 processing clock the general engine keeps one watermark for all keys whatever the scope, so
 the compiled engine runs those exactly: the same panes, late lines, counts and observations
-after every unit, across a snapshot/restore. Per-key bounded watermarks with collect /
-count_distinct are refused, naming the field."""
+after every unit, across a snapshot/restore. Per-key bounded watermarks run compiled, collect /
+count_distinct included."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from hypothesis import strategies as st
 
 from jobs.definition.model import Definition
 from jobs.engine import make_engine
-from jobs.engine.engine import Engine
 from jobs.engine.vectorized.triggered import TriggeredEngine, triggered_problems
-from jobs.engine.vectorized.triggered_qualify import SIDE_FNS
 from tests.engine_vectorized.strategies import Instant, instants
 from tests.engine_vectorized.test_triggered_key_clock_vs_engine import (
     SETTINGS,
@@ -52,13 +50,11 @@ def test_key_scope_on_the_processing_clock_matches_general_engine(
 
 @SETTINGS
 @given(defn=triggered_definitions())
-def test_bounded_key_scope_with_a_side_table_is_refused_naming_the_field(
+def test_bounded_key_scope_runs_compiled_with_or_without_a_side_table(
     defn: Definition
 ) -> None:
-    """Per-key bounded watermarks run compiled (``test_triggered_key_bounded_vs_engine.py``)
-    except with collect / count_distinct, refused naming the aggregation."""
+    """Per-key bounded watermarks run compiled (``test_triggered_key_bounded_vs_engine.py``),
+    collect / count_distinct too (``test_triggered_key_collect_vs_engine.py``)."""
     kdefn = _key_scoped(defn)
-    side = [a.name for a in kdefn.aggregations if a.fn in SIDE_FNS]
-    problems = triggered_problems(kdefn)
-    assert [p.split(":")[0] for p in problems] == [f"aggregations.{n}" for n in side]
-    assert isinstance(make_engine(kdefn), Engine if side else TriggeredEngine)
+    assert triggered_problems(kdefn) == []
+    assert isinstance(make_engine(kdefn), TriggeredEngine)

@@ -310,7 +310,11 @@ def test_make_engine_picks_triggered_only_where_exact() -> None:
     key_collect = load_definition({
         **base, "trigger": {"emit": "current"}, "watermark": {"delay": "1s", "scope": "key"},
         "aggregations": [{"name": "xs", "fn": "collect", "of": "x"}]})
-    assert isinstance(make_engine(key_collect), Engine)
+    assert isinstance(make_engine(key_collect), TriggeredEngine)
+    sliding = load_definition({**base, "window": {"type": "sliding", "size": "1m"},
+                               "trigger": {"emit": "current"}, "watermark": {"scope": "key"},
+                               "aggregations": [{"name": "xs", "fn": "collect", "of": "x"}]})
+    assert not isinstance(make_engine(sliding), TriggeredEngine)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

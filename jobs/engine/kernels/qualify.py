@@ -4,17 +4,18 @@ The kernels are exact where a window's whole life is "collect, then emit once at
 nothing fires between the records of an arrival unit: ``emit: final`` (accumulation mode cannot
 matter: the single pane is the cumulative one; session windows also take any trigger: their
 count triggers run inside the kernel pass, their processing-time timers are an array the
-clock scans), an event-time watermark (of global scope without idle advance but for
-sessions, below; sessions and sliding windows also run on the processing clock, whose
-watermark is the clock), and aggregates whose accumulators are numbers or one input each (count, sum,
-min, max, mean, first, last; for sliding and session windows also collect and
-count_distinct). Session
+clock scans), an event-time watermark (one for all keys, with or without idle advance; per
+key for sessions and final sliding windows, below; sessions and sliding windows also run on
+the processing clock, whose watermark is the clock; ``scope: key`` under a source's watermark
+or the processing clock is that one watermark, as in the general engine), and aggregates
+whose accumulators are numbers or one input each (count, sum, min, max, mean, first, last;
+for sliding and session windows also collect and count_distinct). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
-more pass). Final sliding windows on event time take per-key watermarks, and idle advance
-with them only (:mod:`.sliding_key`: the watermark each record meets is computed per record
-for the kernel pass). Sliding windows also run with any trigger
+more pass). Final sliding windows on event time take per-key watermarks, with or without
+idle advance (:mod:`.sliding_key`: the watermark each record meets is computed per record
+for the kernel pass). Sliding windows also run with any trigger under one watermark
 (``emit: current``; ``custom`` with count or processing-time parts; any accumulation mode):
 each window keeps accumulators that a record updates inside the kernel pass, each record's
 count panes fire right after it, and processing-time timers are a column of the windows'
@@ -51,14 +52,16 @@ def qualification_problems(defn: Definition) -> list[str]:
                         "sliding windows only)")
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
-    # per-key watermarks and idle advance: session windows; sliding windows with emit: final
-    # on event time under per-key watermarks (idle advance with them only)
-    key_scope = defn.watermark.scope == "key"
+    # per-key watermarks (the general engine keeps one per key only when bounded, on event
+    # time: else scope: key is the one watermark): session windows; sliding windows with emit:
+    # final (idle advance under them too; under one watermark, any sliding window)
+    key_scope = (defn.watermark.scope == "key" and defn.watermark.strategy == "bounded"
+                 and not defn.uses_processing_time)
     sliding_final = (kind is Sliding and defn.trigger.emit == "final"
                      and not defn.uses_processing_time)
-    if defn.watermark.idle_advance and not (kind is Session or (sliding_final and key_scope)):
-        problems.append("watermark.idle_advance: no kernel engine (session windows; sliding "
-                        "windows with emit: final under watermark.scope: key)")
+    if defn.watermark.idle_advance and key_scope and not (kind is Session or sliding_final):
+        problems.append("watermark.idle_advance: no kernel engine under watermark.scope: key "
+                        "(session windows; sliding windows with emit: final)")
     if key_scope and not (kind is Session or sliding_final):
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine "
                         "(session windows; sliding windows with emit: final on event time)")

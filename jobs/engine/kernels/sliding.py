@@ -11,7 +11,9 @@ accepted-late counts), the watermark advances once, a second pass pops the windo
 expires, and their values are computed from the records (prefix sums for counts and int sums;
 ``collect`` and ``count_distinct`` from the window's range of records, :mod:`.sliding_side`).
 Under ``watermark.scope: key`` each record meets its key's watermark and the windows its raise
-expires fire right after it (:mod:`.sliding_key`). Cost per record: a few binary searches plus
+expires fire right after it (:mod:`.sliding_key`). With idle advance of the one watermark, a
+processing-time tick moves it from its base (``idle_base``, set by the unit that raised it)
+and fires what it reaches, as ``advance_watermark`` does. Cost per record: a few binary searches plus
 its late lines; a window costs its creation and its
 pane, never one step per record that joins it.
 
@@ -104,10 +106,6 @@ class SlidingKernelEngine(SlidingKeyScope):
         super().__init__(defn, watermark)
         if state is not None:
             self._load(state)
-        if self._idle and not self._key_scope and self.general is None:
-            # idle advance of a host-driven (global) watermark: the general engine runs it
-            self.handed_over_because = "watermark.idle_advance: under a host-driven watermark"
-            self.general = Engine(defn, state=self.to_engine_state(), watermark=watermark)
 
     # ------------------------------------------------------------------ public API
 
@@ -147,7 +145,7 @@ class SlidingKernelEngine(SlidingKeyScope):
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
         ticked: list[Emission] = []
         if batch.processing_time is not None and batch.processing_time > self.processing_time:
-            if self._key_scope and self._idle:
+            if self._idle:
                 ticked = self.advance_processing_time(batch.processing_time)
             self.processing_time = batch.processing_time
         n = len(batch)
@@ -221,10 +219,12 @@ class SlidingKernelEngine(SlidingKeyScope):
             cand = tmax - self._delay
             if self.wm is None or cand > self.wm:
                 self.wm = cand
+                if self._idle:  # the watermark moves on from here while no record comes
+                    self.idle_base, self.idle_base_pt = cand, self.processing_time
         panes = self._fire(codes)  # the unit's keys (repeats allowed)
         if len(self.objs) > 65536:
             self._compact_objs()
-        return self._output(late, panes)
+        return ColumnarOutput(ticked, self._output(late, panes).panes)
 
     def advance_watermark_columns(self, wm_ms: int) -> ColumnarOutput:
         """:meth:`advance_watermark` as columns."""
@@ -237,6 +237,8 @@ class SlidingKernelEngine(SlidingKeyScope):
             )
         if self.ended or (self.wm is not None and wm_ms <= self.wm):
             return self._output(None, None)
+        if self._idle:  # a host-driven watermark with idle advance: it is also the base
+            self.idle_base, self.idle_base_pt = int(wm_ms), self.processing_time
         self.wm = int(wm_ms)
         return self._output(None, self._fire(np.zeros(0, dtype=np.int64)))
 
@@ -277,16 +279,21 @@ class SlidingKernelEngine(SlidingKeyScope):
                 self.wm, self.wm - size - 2 - al, self.wm - size - 1 - al, self.wm - size - 1)))
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
-        """Move processing time to ``now_ms`` (never back); under per-key watermarks with
-        idle advance, each key's watermark moves from its base and what it expires fires."""
+        """Move processing time to ``now_ms`` (never back); with idle advance the watermark
+        (each key's under per-key watermarks) moves from its base and what it expires fires."""
         if self.general is not None:
             return self.general.advance_processing_time(now_ms)
         if self.ended or now_ms <= self.processing_time:
             return []
         self.processing_time = now_ms
-        if not (self._key_scope and self._idle):
+        if not self._idle:
             return []
-        return self._output(None, self._idle_panes(now_ms)).to_emissions()
+        if self._key_scope:
+            return self._output(None, self._idle_panes(now_ms)).to_emissions()
+        if self.idle_base is None or self.idle_base_pt is None:
+            return []
+        self.wm = self.idle_base + (now_ms - self.idle_base_pt)
+        return self._fire_watermark()
 
     def _output(self, late: LateColumns | None, panes: PaneColumns | None) -> ColumnarOutput:
         """One call's output: its late lines (they come before every pane it fires), then its

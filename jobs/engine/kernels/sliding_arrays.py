@@ -98,6 +98,10 @@ class SlidingArrays(HandsOver):
         """Per-window late counts since the last drain: (key code, start, accepted, dropped)
         arrays, one chunk per unit (summed when read)."""
         self.wm: int | None = None
+        self.idle_base: int | None = None
+        self.idle_base_pt: int | None = None
+        """Idle advance under one watermark: the base it moves on from with processing time,
+        and the processing time of that base (``EngineState.idle_base``)."""
         self.ended = False
         self.processing_time = 0
         self.max_t: int | None = None

@@ -90,6 +90,7 @@ class SlidingState(SlidingArrays):
             return self.general.state
         st = EngineState(
             processing_time=self.processing_time, watermark=self.wm, ended=self.ended,
+            idle_base=self.idle_base, idle_base_pt=self.idle_base_pt,
             max_event_time=self.max_t, seq=self.seq, late_deltas=self._late_deltas(),
         )
         nrec = self.kend - self.kstart
@@ -146,6 +147,7 @@ class SlidingState(SlidingArrays):
         not ``st`` exactly (a window whose float inputs were added in an order the held
         records do not show), or None."""
         self.wm, self.ended = st.watermark, st.ended
+        self.idle_base, self.idle_base_pt = st.idle_base, st.idle_base_pt
         self.processing_time, self.max_t, self.seq = st.processing_time, st.max_event_time, st.seq
         kss = list(st.keys.values())
         codes = (self.keys.encode([ks.key for ks in kss]) if kss
@@ -251,8 +253,9 @@ class SlidingState(SlidingArrays):
 
     def _cannot_hold(self, st: EngineState) -> str | None:
         """Why the arrays cannot hold ``st`` exactly (None when they can)."""
-        if st.idle_base is not None or st.idle_base_pt is not None:
-            return "state: a global idle-advance base"
+        if not all(v is None or type(v) is int and abs(v) <= 2**62
+                   for v in (st.idle_base, st.idle_base_pt)):
+            return "state: an idle-advance base beyond 2**62"
         size = self._size
         for kj, ks in st.keys.items():
             marks = (ks.watermark, ks.idle_base, ks.idle_base_pt)

@@ -79,7 +79,7 @@ def to_engine_state(eng: SlidingTriggerEngine) -> EngineState:
                             late_dropped=ka.late_drop)
     return EngineState(
         processing_time=eng.processing_time, watermark=eng.wm, ended=eng.ended,
-        max_event_time=eng.max_t, seq=eng.seq, keys=keys,
+        idle_base=eng.idle_base, idle_base_pt=eng.idle_base_pt, max_event_time=eng.max_t, seq=eng.seq, keys=keys,
         late_deltas={k: list(v) for k, v in eng.late_deltas.items()},
     )
 
@@ -101,8 +101,9 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
     but for partial keys, and hands over), or None."""
     from jobs.engine.kernels.sliding_triggers import FAR, TIME_LIMIT, KeyArrays
 
-    if st.idle_base is not None or st.idle_base_pt is not None:
-        return "state: idle watermark bases"
+    if not all(v is None or type(v) is int and abs(v) <= FAR
+               for v in (st.idle_base, st.idle_base_pt)):
+        return "state: an idle-advance base beyond 2**62"
     m = len(eng._names)
     keys: dict[str, KeyArrays] = {}
     int_abs = 0
@@ -193,6 +194,7 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
     eng.keys = keys
     eng.late_deltas = {k: list(v) for k, v in st.late_deltas.items()}
     eng.processing_time, eng.wm, eng.ended = st.processing_time, st.watermark, st.ended
+    eng.idle_base, eng.idle_base_pt = st.idle_base, st.idle_base_pt
     eng.max_t, eng.seq, eng.int_abs = st.max_event_time, st.seq, int_abs
     eng._due = []
     eng._timers = []

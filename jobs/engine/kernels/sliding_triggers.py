@@ -1,8 +1,9 @@
 """SlidingTriggerEngine: the general engine's API, output and snapshot format for KIP-450
 sliding windows that fire more than once (``emit: current``; ``custom`` with count-based or
 processing-time early / late triggers and ON_TIME; discarding, accumulating, retracting),
-under a global event-time watermark (``bounded`` or ``source``) or on the processing clock
-(there also ``emit: final``: every record's time is the clock, the watermark follows it).
+under a global event-time watermark (``bounded``, with or without idle advance: a clock tick
+moves it from its base; or ``source``) or on the processing clock (there also ``emit:
+final``: every record's time is the clock, the watermark follows it).
 
 A processing-time timer is a column of the window's row (``W_TIMER``), set by the same kernel
 passes that run the window (``Firing._fire_window``); a heap of (due time, key) tells the
@@ -160,6 +161,12 @@ class SlidingTriggerEngine(HandsOver):
         self._clock = defn.uses_processing_time
         self._bounded = (watermark == "internal" and defn.watermark.strategy == "bounded"
                          and not self._clock)
+        self._idle = (defn.watermark.strategy == "bounded" and defn.watermark.idle_advance
+                      and not self._clock)
+        """Idle advance of the one watermark: it moves on from ``idle_base`` with processing
+        time (the base a record's or the host's raise of it sets)."""
+        self.idle_base: int | None = None
+        self.idle_base_pt: int | None = None
         self.general: Engine | None = None
         self.handed_over_because: str | None = None
         self.keys: dict[str, KeyArrays] = {}
@@ -273,12 +280,14 @@ class SlidingTriggerEngine(HandsOver):
             cand = bmax - self._delay
             if self.wm is None or cand > self.wm:
                 self.wm = cand
+                if self._idle:
+                    self.idle_base, self.idle_base_pt = cand, self.processing_time
         out.extend(self._fire(touched))
         return out
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
         """:meth:`jobs.engine.Engine.advance_processing_time`: the timers due at ``now_ms``
-        fire, then (processing clock) the watermark moves to it."""
+        fire, then the watermark moves to it (processing clock) or from its idle base."""
         if self.general is not None:
             return self.general.advance_processing_time(now_ms)
         if self.ended or now_ms <= self.processing_time:
@@ -288,7 +297,19 @@ class SlidingTriggerEngine(HandsOver):
         if self._clock and self.mode == "internal" and (self.wm is None or now_ms > self.wm):
             self.wm = now_ms
             out.extend(self._fire([]))
+        elif self._idle and self.idle_base is not None and self.idle_base_pt is not None:
+            self.wm = self.idle_base + (now_ms - self.idle_base_pt)
+            out.extend(self._fire([]))
         return out
+
+    def advance_watermark(self, wm_ms: int) -> list[Emission]:
+        """:meth:`jobs.engine.Engine.advance_watermark`; with idle advance the watermark the
+        host hands in is also the base it moves on from."""
+        if (self.general is None and self._idle and not self.ended
+                and (self._source or self.mode == "external")
+                and (self.wm is None or wm_ms > self.wm)):
+            self.idle_base, self.idle_base_pt = int(wm_ms), self.processing_time
+        return super().advance_watermark(wm_ms)
 
     def _fire_watermark(self) -> list[Emission]:
         return self._fire([])

@@ -265,8 +265,7 @@ class TriggeredEngine(KeyWatermarks):
             self.kcache = cache
         t = batch.event_times
         if self.key_bounded:
-            fired = self._ingest_keys(batch, codes, vi, vf, visf, vvalid)
-            self.seq += n
+            fired = self._ingest_keys(batch, codes, vi, vf, visf, vvalid)  # seq += n
             np.maximum.at(self.key_max_t, codes, t)
             tmax = int(t.max())
             self.max_t = tmax if self.max_t is None else max(self.max_t, tmax)

@@ -6,7 +6,9 @@ record that raises it fires the key's due on-time / late / expiry panes right af
 record's own late lines and count panes (:mod:`trigger_key_kernels`, one kernel pass per
 unit). Processing-time timers fire at their key's watermark; idle advance moves every key
 with an idle base to ``base + (now - base time)`` and runs what that passes, by window end,
-key JSON, window start. State: the per-key watermarks and idle bases are the general
+key JSON, window start. ``collect`` / ``count_distinct`` entries are appended before the
+kernel pass, each record judged at its key's watermark as it meets it, and forgotten when
+that watermark expires their window (:mod:`triggered_side`). State: the per-key watermarks and idle bases are the general
 engine's ``KeyState.watermark`` / ``idle_base`` / ``idle_base_pt`` and travel in the table
 form (``key_wm``, ``key_ib``, ``key_ibpt``, ``key_hasib``)."""
 
@@ -19,9 +21,11 @@ from numpy.typing import NDArray
 
 from jobs.engine.state import EngineState, KeyState
 from jobs.engine.vectorized import trigger_kernels, trigger_key_kernels
+from jobs.engine.vectorized import triggered_side_kernels as SK
 from jobs.engine.vectorized.emission_columns import EmissionColumns
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.triggered_output import emission_columns, no_output, out_buffers
+from jobs.engine.vectorized.triggered_side import SideTables
 from jobs.engine.vectorized.triggered_table import WindowTable
 
 I64 = NDArray[np.int64]
@@ -47,6 +51,7 @@ class KeyWatermarks(WindowTable):
     key_max_t: I64
     processing_time: int
     seq: int
+    side: SideTables | None
     idle: bool
     _p: I64
     _delay: int
@@ -94,6 +99,11 @@ class KeyWatermarks(WindowTable):
         a = vi.shape[1]
         cells = n * wpr
 
+        if self.side is not None:  # each record's entries, judged at its key's watermark
+            self.side.add_unit(codes, t, self.seq, batch.columns,
+                               SK.key_wms_met(codes, t, self.key_wm, self._delay),
+                               self._window_params(), int(self._p[K.P_AL]),
+                               bool(self._p[K.P_EVENT_BASIS]))
         out_i, ok, oi, of = out_buffers(4 * cells + 2 * int(self.key_n[np.unique(codes)].sum()), a)
         acc_late = np.empty((cells, 2), dtype=np.int64)
         r = n_out = n_acc = 0
@@ -119,7 +129,21 @@ class KeyWatermarks(WindowTable):
                 out_i, ok, oi, of = bigger
         if n_acc:
             self._count_accepted(acc_late[:n_acc])
-        return emission_columns(self, out_i, ok, oi, of, int(n_out), batch)  # type: ignore[arg-type]
+        self.seq += n  # the panes' side values read the unit's records as folded
+        out = emission_columns(self, out_i, ok, oi, of, int(n_out), batch)  # type: ignore[arg-type]
+        self._free_side_expired()
+        return out
+
+    def _window_params(self) -> tuple[int, int, int, int]:
+        """The kernels' window type, size, step and alignment."""
+        p = self._p
+        return int(p[K.P_WTYPE]), int(p[K.P_SIZE]), int(p[K.P_STEP]), int(p[K.P_ALIGN])
+
+    def _free_side_expired(self) -> None:
+        """The side table forgets the windows their key's watermark expired (after their
+        panes read it)."""
+        if self.side is not None and self._p[K.P_WTYPE] != K.WT_GLOBAL:
+            self.side.free_expired(self.key_wm, int(self._p[K.P_SIZE] + self._p[K.P_AL]))
 
     def _idle_keys(self, now: int) -> EmissionColumns:
         """Idle advance: every key with an idle base moves to it plus the processing time
@@ -139,7 +163,9 @@ class KeyWatermarks(WindowTable):
         n_out = KK.fire_rows_keyed(self._p, self._fns, rows, self.key_wm, *self._table_args(),
                                    self.hk, self.hs, self.hv, self.hst, out_i, ok, oi, of)
         self._timers_set()
-        return emission_columns(self, out_i, ok, oi, of, int(n_out), None)  # type: ignore[arg-type]
+        out = emission_columns(self, out_i, ok, oi, of, int(n_out), None)  # type: ignore[arg-type]
+        self._free_side_expired()
+        return out
 
     def _fire_timers_keyed(self, rows: I64, out: tuple[Any, ...]) -> int:
         """The due timers ``rows`` (in emission order), each at its key's watermark."""

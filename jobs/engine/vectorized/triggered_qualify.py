@@ -23,24 +23,18 @@ def triggered_problems(defn: Definition) -> list[str]:
     """Why :class:`TriggeredEngine` cannot run ``defn`` exactly (empty when it can), each
     naming the field. The watermark is one for all keys (bounded with or without idle
     advance, a source's, or the processing clock of ``event_time: processing``) or, under
-    ``scope: key`` with ``strategy: bounded``, one per key (:mod:`triggered_key`), where
-    collect / count_distinct stay the general engine's (``scope: key`` under a source's
-    watermark or the processing clock is the one watermark, as in the general engine)."""
+    ``scope: key`` with ``strategy: bounded``, one per key (:mod:`triggered_key`; ``scope:
+    key`` under a source's watermark or the processing clock is the one watermark, as in the
+    general engine)."""
     problems: list[str] = []
     if not kind_class(defn.window.type).fixed_by_arithmetic:
         problems.append(f"window.type: {defn.window.type} is not run by the triggered engine")
     eff = effective_trigger(defn)
     if eff.at_expiry:
         problems.append("trigger.emit: final is the final-pane engine's")
-    wmd = defn.watermark
-    key_bounded = wmd.scope == "key" and wmd.strategy == "bounded" \
-        and not defn.uses_processing_time
     for a in defn.aggregations:
         if a.fn not in TRIGGERED_FNS:
             problems.append(f"aggregations.{a.name}: fn {a.fn} is not compiled")
-        elif key_bounded and a.fn in SIDE_FNS:
-            problems.append(f"aggregations.{a.name}: fn {a.fn} is not compiled with "
-                            "watermark.scope: key (strategy bounded)")
     return problems
 
 

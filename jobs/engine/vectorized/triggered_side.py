@@ -10,9 +10,12 @@ move when it compacts; these ids do not), and each window's entries are linked i
 order (:mod:`triggered_side_kernels`), so a pane reads its own window's entries only.
 
 Which (record, window) pairs the kernel accepts is a function of the record's event time and
-the unit's starting watermark only (a live window always has ``close + allowed_lateness``
-beyond the watermark, and one cannot be created past it), so entries are appended per arrival
-unit with array operations before the kernel runs. A pane shows the entries of its window
+the watermark it meets only (a live window always has ``close + allowed_lateness`` beyond the
+watermark, and one cannot be created past it): the unit's starting watermark, or under per-key
+watermarks its key's as raised by that key's earlier records of the unit. So entries are
+appended per arrival unit with array operations before the kernel runs. Under per-key
+watermarks a window is forgotten once its key's watermark passes ``close +
+allowed_lateness``, as the window table expires it. A pane shows the entries of its window
 with arrival number in ``(lo, hi]``: ``hi`` the last record folded before it fired, ``lo``
 the previous pane's ``hi`` when discarding (the kernel reset the window's accumulators then)
 and -infinity otherwise; a retraction shows its previous pane's range again. When
@@ -279,32 +282,40 @@ class SideTables:
         self._h_used += self.n_w - n0
         return np.asarray(wids, dtype=np.int64)
 
-    def add_unit(self, codes: I64, t: I64, seq0: int, columns: dict[str, Any], wm0: int,
-                 window: tuple[int, int, int, int], al: int, event_basis: bool) -> None:
+    def add_unit(self, codes: I64, t: I64, seq0: int, columns: dict[str, Any],
+                 wm0: int | I64, window: tuple[int, int, int, int], al: int,
+                 event_basis: bool) -> None:
         """The entries of the (record, window) pairs the kernel will accept from one unit
-        (``window``: the kernels' window type, size, step, alignment)."""
+        (``window``: the kernels' window type, size, step, alignment); ``wm0`` the
+        watermark the records meet: the unit's, or per record its key's
+        (:func:`~triggered_side_kernels.key_wms_met`)."""
         wtype, size, step, align = window
         n = len(codes)
         rec = np.arange(n, dtype=np.int64)
         if wtype == 2:
             s = np.full(n, MIN, dtype=np.int64)
-            ok = np.ones(n, dtype=np.bool_)
+        elif wtype == 1:
+            last_k = (t - align) // step
+            first_k = (t - size - align) // step + 1
+            n_w = last_k - first_k + 1
+            rec = np.repeat(rec, n_w)
+            off = np.arange(len(rec), dtype=np.int64) - np.repeat(np.cumsum(n_w) - n_w, n_w)
+            s = align + (first_k[rec] + off) * step
         else:
-            if wtype == 1:
-                last_k = (t - align) // step
-                first_k = (t - size - align) // step + 1
-                n_w = last_k - first_k + 1
-                rec = np.repeat(rec, n_w)
-                off = np.arange(len(rec), dtype=np.int64) - np.repeat(np.cumsum(n_w) - n_w, n_w)
-                s = align + (first_k[rec] + off) * step
-            else:
-                s = align + ((t - align) // size) * size
-            # a window past close + allowed lateness is never created: its records are late
-            ok = np.asarray(wm0 < s + size + al, dtype=np.bool_) if wm0 != MIN \
-                else np.ones(len(rec), dtype=np.bool_)
-        if event_basis and wm0 != MIN:
-            ok &= t[rec] >= wm0
-        rec, s = rec[ok], s[ok]
+            s = align + ((t - align) // size) * size
+        wm = np.full(len(rec), wm0, dtype=np.int64) if np.ndim(wm0) == 0 else np.asarray(wm0)[rec]
+        has = wm != MIN
+        ok = np.ones(len(rec), dtype=np.bool_)
+        if wtype != 2:  # a window past close + allowed lateness is never created: late
+            ok[has] = wm[has] < s[has] + size + al
+        if event_basis:
+            ok[has] &= t[rec[has]] >= wm[has]
+        self._append_pairs(codes, seq0, t, columns, rec[ok], s[ok])
+
+    def _append_pairs(self, codes: I64, seq0: int, t: I64, columns: dict[str, Any], rec: I64,
+                      s: I64) -> None:
+        """Entries of the accepted (record ``rec``, window start ``s``) pairs."""
+        n = len(codes)
         objs = [object_values(columns[agg.name], n) for agg in self.aggs]
         valid = [np.asarray(obj[rec] != None, dtype=np.bool_) for obj in objs]  # noqa: E711
         any_valid = np.logical_or.reduce(valid) if len(valid) > 1 else valid[0]
@@ -390,6 +401,16 @@ class SideTables:
         for k, s in zip(self.w_k[wids].tolist(), self.w_s[wids].tolist(), strict=True):
             self.loaded_lp.pop((k, s), None)
         self._maybe_compact()
+
+    def free_expired(self, key_wm: I64, size_al: int) -> None:
+        """Forget the fixed windows their key's watermark ``key_wm[key]`` expired (close +
+        allowed lateness, ``s + size_al``, reached): under per-key watermarks the window
+        table expires a window exactly then."""
+        live = self._live()
+        if len(live) == 0:
+            return
+        dead = live[key_wm[self.w_k[live]] >= self.w_s[live] + size_al]
+        self.free(self.w_k[dead], self.w_s[dead])
 
     def _maybe_compact(self) -> None:
         if not (self.n_free > max(_COMPACT_AT, self.n_w // 2)

@@ -306,3 +306,21 @@ def rebuild_distinct(head, nxt, codes, wids, dk, ds, dv, dst):
                 n += 1
             e = nxt[e]
     return n
+
+
+@njit(cache=True)
+def key_wms_met(codes, times, key_wm, delay):
+    """Per record of a unit under per-key watermarks, its key's watermark as the record
+    meets it (raised by that key's earlier records of the unit, as the kernel raises it).
+    ``key_wm`` is moved along and put back."""
+    n = len(codes)
+    out = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        k = codes[r]
+        out[r] = key_wm[k]
+        cand = times[r] - delay
+        if cand > key_wm[k]:
+            key_wm[k] = cand
+    for r in range(n - 1, -1, -1):  # each key back to its first record's (the unit's start)
+        key_wm[codes[r]] = out[r]
+    return out
