@@ -381,6 +381,7 @@ def python_cpu_by_role(jpid: int, marks: Path) -> dict[str, Any]:
         roles.setdefault(int(pid), set()).add(role)
     out: dict[str, float] = {}
     workers: list[dict[str, Any]] = []
+    daemons: list[dict[str, Any]] = []
     for p in _tree(jpid):
         if p == jpid:
             continue
@@ -391,12 +392,14 @@ def python_cpu_by_role(jpid: int, marks: Path) -> dict[str, Any]:
         if ppid == jpid:
             out["daemon"] = out.get("daemon", 0.0) + own
             out["exited_workers"] = out.get("exited_workers", 0.0) + reaped
+            daemons.append({"pid": p, "cpu_s": round(own, 2)})
             continue
         role = "+".join(sorted(roles.get(p, {"unmarked"})))
         out[role] = out.get(role, 0.0) + own + reaped
-        workers.append({"pid": p, "role": role, "cpu_s": round(own, 2)})
+        workers.append({"pid": p, "daemon": ppid, "role": role, "cpu_s": round(own, 2)})
     result: dict[str, Any] = {k: round(v, 2) for k, v in sorted(out.items())}
     result["total"] = round(sum(out.values()), 2)
+    result["daemons"] = daemons
     result["workers"] = workers
     return result
 

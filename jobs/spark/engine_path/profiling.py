@@ -4,7 +4,7 @@ Off unless ``TIDEMARK_ENGINE_PROFILE`` names a directory (``benchmarks/spark_thr
 sets it for its children; Spark's Python workers inherit the driver's environment). Then:
 
 - every process that runs an engine-path function leaves a role mark,
-  ``<dir>/role-<pid>-<role>`` (``packing``: the ``mapInArrow`` stage; ``operator``: the
+  ``<dir>/role-<pid>-<role>`` holding its parent's pid (``packing``: the ``mapInArrow`` stage; ``operator``: the
   stateful processor), so the benchmark can split the workers' CPU (``/proc/<pid>/stat``) by
   role;
 - every task of the stateful operator times the processor's phases with ``time.thread_time``
@@ -51,8 +51,8 @@ def mark_role(role: str) -> None:
     if where is None:
         return
     os.makedirs(where[0], exist_ok=True)
-    with open(os.path.join(where[0], f"role-{os.getpid()}-{role}"), "w"):
-        pass
+    with open(os.path.join(where[0], f"role-{os.getpid()}-{role}"), "w") as fh:
+        fh.write(str(os.getppid()))  # the daemon that forked this worker
 
 
 class TaskProfile:
