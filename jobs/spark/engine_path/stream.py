@@ -102,10 +102,14 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
                 *keep)
     )
     bucket_type = stream.schema[BUCKET].dataType.simpleString()
-    # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``);
-    # only these functions' workers come from a daemon that pre-loads the engine kernels
-    with engine_preload(gated.sparkSession.sparkContext):
+    # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``).
+    # Spark starts one daemon per function environment and the packing stage's is not the
+    # operator's: only the operator's daemon pre-loads the engine kernels, the packing's
+    # imports just pyarrow, pandas and pyspark's Arrow worker
+    sc = gated.sparkSession.sparkContext
+    with engine_preload(sc, "arrow"):
         packed = stream.mapInArrow(pack_by_bucket, f"{BUCKET} {bucket_type}, {PACKED} binary")
+    with engine_preload(sc):
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=EngineProcessor(cfg),
             outputStructType=OUTPUT_DDL,
