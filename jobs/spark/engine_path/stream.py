@@ -103,9 +103,9 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
     )
     bucket_type = stream.schema[BUCKET].dataType.simpleString()
     # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``).
-    # Spark starts one daemon per function environment and the packing stage's is not the
-    # operator's: only the operator's daemon pre-loads the engine kernels, the packing's
-    # imports just pyarrow, pandas and pyspark's Arrow worker
+    # Spark gives the packing stage and the operator separate worker daemons (even with equal
+    # environments): only the operator's pre-loads the engine kernels, the packing stage's
+    # imports pyarrow, pandas and pyspark's worker
     sc = gated.sparkSession.sparkContext
     with engine_preload(sc, "arrow"):
         packed = stream.mapInArrow(pack_by_bucket, f"{BUCKET} {bucket_type}, {PACKED} binary")
