@@ -37,6 +37,10 @@ Ratios are reported against both baselines (``ratio_vs_spark_native`` and
   walCommit, ...) summed over the data batches, to compare the driver's per-batch work phase by
   phase; tasks = the tasks' executor CPU and run time, task and stage counts, shuffle bytes and
   records from Spark's status store (cpu_s minus the tasks' CPU is the work outside tasks);
+- python_cpu_by_role_s (engine variants) = CPU seconds of the JVM's Python processes by role,
+  from /proc: the worker daemons, the ``mapInArrow`` packing workers, the operator's workers,
+  workers already exited; operator_phases_cpu_s = the operator tasks' phase timers summed
+  (``jobs/spark/engine_path/profiling.py``, ``time.thread_time``, no cProfile);
 - results: tidemark native panes compared with native Spark's (key, window, sum, count).
 - gate: which gate a tidemark variant ran (``jvm``: Spark SQL + Java functions, no Python
   worker; ``python``: the mapInArrow gate; null: the engine path splits dead letters itself).
@@ -86,6 +90,11 @@ from spark_kafka_variants import (  # noqa: E402  (after the path)
     thread_cpu_delta,
 )
 
+from jobs.spark.engine_path.profiling import (  # noqa: E402
+    CPROFILE_PREFIX,
+    PROFILE_ENV,
+    profile_dir,
+)
 from jobs.spark.session import ROCKSDB_PROVIDER  # noqa: E402
 
 T0 = 1_767_225_600_000
@@ -162,6 +171,10 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
                     "TIDEMARK_RESULTS_ROOT": f"{hdfs[0]}/bench/{work.name}/results",
                     "TIDEMARK_WEBHDFS_URL": hdfs[1]})
     settings = Settings.from_env(env)
+    account = work / "engine_account"
+    if variant.startswith("tidemark_engine") and not os.environ.get(PROFILE_ENV):
+        # role marks and phase timers (no cProfile) of the engine path's workers
+        os.environ[PROFILE_ENV] = str(account)
     if variant == "spark_native":
         spark = _plain_session(variant)
     else:
@@ -233,6 +246,11 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
     }
     result["tasks"] = stage_totals(spark)  # before the panes are read back
     result["jvm_threads_cpu_s"] = thread_cpu_delta(threads0, jvm_thread_cpu(jpid))
+    if variant.startswith("tidemark_engine"):
+        where = profile_dir()
+        if where is not None:
+            result["python_cpu_by_role_s"] = python_cpu_by_role(jpid, Path(where[0]))
+            result["operator_phases_cpu_s"] = operator_phases(Path(where[0]))
     codegen = codegen_totals(spark)
     result["codegen"] = {"compilations": codegen["compilations"] - codegen0["compilations"],
                          "compile_ms_mean": codegen["compile_ms_mean"]}
@@ -341,6 +359,65 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
+def _stat_cpu(pid: int) -> tuple[int, float, float]:
+    """(parent pid, own CPU s, CPU s of its reaped children) of ``pid`` from /proc."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    tck = os.sysconf("SC_CLK_TCK")
+    return (int(fields[1]), (int(fields[11]) + int(fields[12])) / tck,
+            (int(fields[13]) + int(fields[14])) / tck)
+
+
+def python_cpu_by_role(jpid: int, marks: Path) -> dict[str, Any]:
+    """CPU seconds of the JVM's Python processes by role, from /proc (no profiler): the
+    daemons (children of the JVM: pyspark's fork servers), the workers they forked by the
+    role marks they left (``jobs/spark/engine_path/profiling.py``: ``packing``, ``operator``,
+    both when one reused worker ran both), and ``exited_workers`` (workers already reaped by
+    their daemon: their role is not known). All processes start after the query does, so the
+    totals are the run's."""
+    roles: dict[int, set[str]] = {}
+    for f in marks.glob("role-*"):
+        _, pid, role = f.name.split("-", 2)
+        roles.setdefault(int(pid), set()).add(role)
+    out: dict[str, float] = {}
+    workers: list[dict[str, Any]] = []
+    daemons: list[dict[str, Any]] = []
+    for p in _tree(jpid):
+        if p == jpid:
+            continue
+        try:
+            ppid, own, reaped = _stat_cpu(p)
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == jpid:
+            out["daemon"] = out.get("daemon", 0.0) + own
+            out["exited_workers"] = out.get("exited_workers", 0.0) + reaped
+            daemons.append({"pid": p, "cpu_s": round(own, 2)})
+            continue
+        role = "+".join(sorted(roles.get(p, {"unmarked"})))
+        out[role] = out.get(role, 0.0) + own + reaped
+        workers.append({"pid": p, "daemon": ppid, "role": role, "cpu_s": round(own, 2)})
+    result: dict[str, Any] = {k: round(v, 2) for k, v in sorted(out.items())}
+    result["total"] = round(sum(out.values()), 2)
+    result["daemons"] = daemons
+    result["workers"] = workers
+    return result
+
+
+def operator_phases(marks: Path) -> dict[str, Any]:
+    """The operator tasks' phase timers (``profiling.TaskProfile``), summed over the run:
+    CPU seconds of the task's main thread per phase, ``task`` from ``init`` to ``close``."""
+    phases: dict[str, float] = {}
+    tasks = 0
+    for f in marks.glob("task-*.json"):
+        rep = json.loads(f.read_text())
+        tasks += 1
+        phases["task"] = phases.get("task", 0.0) + rep["task_cpu_s"]
+        for name, v in rep["phases"].items():
+            phases[name] = phases.get(name, 0.0) + v["cpu_s"]
+    return {"tasks": tasks, **{k: round(v, 2) for k, v in sorted(phases.items())}}
+
+
 def _tree_rss(pid: int) -> int:
     """RSS bytes of ``pid`` and all its descendants."""
     total = 0
@@ -436,12 +513,11 @@ def main() -> int:
     ap.add_argument("--hdfs-url")
     ap.add_argument("--webhdfs-url")
     ap.add_argument("--profile", help="directory: the engine path's Python workers write a "
-                    "cProfile and phase timers per task there (jobs/spark/engine_path/profiling.py)")
+                    "cProfile and phase timers per task there (without it, phase timers only, "
+                    "in the run's work directory) (jobs/spark/engine_path/profiling.py)")
     args = ap.parse_args()
     if args.profile:
-        from jobs.spark.engine_path.profiling import PROFILE_ENV
-
-        os.environ[PROFILE_ENV] = str(Path(args.profile).resolve())
+        os.environ[PROFILE_ENV] = CPROFILE_PREFIX + str(Path(args.profile).resolve())
     if args.child:
         work = Path(args.work) / args.child
         work.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ same version, and keeps the zip otherwise (a cluster whose Python has no pyspark
 The workers the daemon forks inherit its path.
 
 With ``TIDEMARK_WORKER_PRELOAD=engine`` in its environment (set by :func:`engine_preload` on
-the engine path's Python functions only) the daemon also imports numba and loads every cached engine kernel
+the engine path's stateful operator only) the daemon also imports numba and loads every cached engine kernel
 (``jobs.engine.kernels.__main__.warm``) once, before it forks: each worker's first engine task
 otherwise spent 3.6-3.9 s of CPU importing numba and loading the kernels from numba's cache
 (docs/performance.md). numba without ``parallel=True`` starts no thread, so the fork pyspark
@@ -18,7 +18,11 @@ does after this is safe: after the pre-load the process runs one Python thread (
 thread, both of which any pyspark worker starts anyway and both libraries reset at fork
 (``pthread_atfork``). Spark keeps one daemon per (interpreter, environment) of a Python
 function, so the engine path's functions get a pre-loading daemon and every other Python task
-of the session (a native path's Python gate, a test's UDF) one that loads nothing. A failed
+of the session (a native path's Python gate, a test's UDF) one that loads nothing. The engine path's
+packing stage (``mapInArrow``) runs in a daemon of its own too (Spark starts one for it and one
+for the stateful operator even with equal environments); it carries
+``TIDEMARK_WORKER_PRELOAD=arrow``: that daemon imports pyarrow, pandas and pyspark's worker
+(:func:`preload_arrow`), not the engine its workers never run. A failed
 pre-load is logged once; workers then load the kernels on first use.
 """
 
@@ -67,14 +71,14 @@ PRELOAD_ENV = "TIDEMARK_WORKER_PRELOAD"
 
 
 @contextmanager
-def engine_preload(sc: Any) -> Iterator[None]:
-    """Python functions built inside the block carry ``TIDEMARK_WORKER_PRELOAD=engine`` in
+def engine_preload(sc: Any, what: str = "engine") -> Iterator[None]:
+    """Python functions built inside the block carry ``TIDEMARK_WORKER_PRELOAD=<what>`` in
     their environment (pyspark copies ``sc.environment`` into each function it wraps); the
     session's environment is restored afterwards. A value the session already has (a user's
     ``spark.executorEnv.TIDEMARK_WORKER_PRELOAD``, e.g. ``off``) is kept."""
     env = sc.environment
     had = PRELOAD_ENV in env
-    env.setdefault(PRELOAD_ENV, "engine")
+    env.setdefault(PRELOAD_ENV, what)
     try:
         yield
     finally:
@@ -102,10 +106,22 @@ def preload() -> bool:
     return True
 
 
+def preload_arrow() -> None:
+    """Import what a ``mapInArrow`` worker imports (pyarrow, pandas, pyspark's Arrow
+    serializers) once, before the daemon forks: the packing stage's workers need no engine.
+    The engine pre-load imports the same libraries, so the fork is as safe as after it."""
+    import pandas  # noqa: F401
+    import pyarrow.compute  # noqa: F401
+    import pyspark.sql.pandas.serializers  # noqa: F401
+    import pyspark.worker  # noqa: F401
+
+
 if __name__ == "__main__":
     sys.path[:] = installed_path(sys.path)
     if os.environ.get(PRELOAD_ENV) == "engine":
         preload()
+    elif os.environ.get(PRELOAD_ENV) == "arrow":
+        preload_arrow()
     from pyspark import daemon
 
     daemon.manager()

@@ -109,3 +109,27 @@ def test_a_preload_setting_of_the_session_is_kept() -> None:
     with engine_preload(sc):
         assert sc.environment[PRELOAD_ENV] == "off"
     assert sc.environment == {PRELOAD_ENV: "off"}
+
+
+def test_the_arrow_preload_imports_arrow_and_pandas_but_not_the_engine() -> None:
+    import os
+    import subprocess
+
+    code = ("import sys, threading\n"
+            "from jobs.spark.worker_daemon import preload_arrow\n"
+            "preload_arrow()\n"
+            "print(threading.active_count(), *(m in sys.modules for m in "
+            "('pyarrow', 'pandas', 'pyspark.worker', 'numba')))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    assert out == ["1", "True", "True", "True", "False"]
+
+
+def test_the_packing_stage_carries_the_arrow_preload() -> None:
+    from jobs.spark.worker_daemon import PRELOAD_ENV, engine_preload
+
+    sc = _Context({})
+    with engine_preload(sc, "arrow"):
+        assert sc.environment == {PRELOAD_ENV: "arrow"}
+    assert sc.environment == {}

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from jobs.spark.engine_path.config import BUCKET
+from jobs.spark.engine_path.profiling import mark_role
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,6 +31,7 @@ def pack_by_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    mark_role("packing")
     for batch in batches:
         if batch.num_rows == 0:
             continue

@@ -102,10 +102,14 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
                 *keep)
     )
     bucket_type = stream.schema[BUCKET].dataType.simpleString()
-    # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``);
-    # only these functions' workers come from a daemon that pre-loads the engine kernels
-    with engine_preload(gated.sparkSession.sparkContext):
+    # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``).
+    # Spark gives the packing stage and the operator separate worker daemons (even with equal
+    # environments): only the operator's pre-loads the engine kernels, the packing stage's
+    # imports pyarrow, pandas and pyspark's worker
+    sc = gated.sparkSession.sparkContext
+    with engine_preload(sc, "arrow"):
         packed = stream.mapInArrow(pack_by_bucket, f"{BUCKET} {bucket_type}, {PACKED} binary")
+    with engine_preload(sc):
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=EngineProcessor(cfg),
             outputStructType=OUTPUT_DDL,
