@@ -36,8 +36,8 @@ environment, ``TIDEMARK_DEMO_KAFKA`` by ``make demo`` (its broker's address),
 ``TIDEMARK_JAR_CACHE`` is read by ``make install``'s bundle fetch (``jobs.jvmdeps``, below this
 module), and ``TIDEMARK_ENGINE_PROFILE`` by the engine path's Python workers when the Spark
 benchmark profiles them (``jobs.spark.engine_path.profiling``), and
-``TIDEMARK_WORKER_PRELOAD`` by Spark's Python worker daemon, whose engine-path functions
-carry ``engine`` (``jobs.spark.worker_daemon``).
+``TIDEMARK_WORKER_PRELOAD`` by Spark's Python worker daemon: the engine path's operator
+carries ``engine``, its packing stage ``arrow`` (``jobs.spark.worker_daemon``).
 """
 
 from __future__ import annotations
@@ -88,8 +88,9 @@ VARIABLES: dict[str, str] = {
     "TIDEMARK_ENGINE_PROFILE": "benchmark only: a directory where the engine path's workers "
                                "write per-task CPU profiles "
                                "(jobs/spark/engine_path/profiling.py)",
-    "TIDEMARK_WORKER_PRELOAD": "engine (set on the engine path's Python functions): Spark's Python worker "
-                               "daemon loads the engine kernels once before it forks workers "
+    "TIDEMARK_WORKER_PRELOAD": "engine or arrow (set on the engine path's operator / packing stage): "
+                               "Spark's Python worker daemon loads the engine kernels (or only "
+                               "pyarrow and pandas) once before it forks workers "
                                "(jobs/spark/worker_daemon.py)",
     "TIDEMARK_JOB_COMMAND": "how the supervisor launches a job, JSON list "
                             "(jobs/lifecycle/policy.py)",

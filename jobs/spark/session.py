@@ -57,10 +57,10 @@ still packed by the same rule, so a batch of many small files does not become ma
 
 ``spark.python.daemon.module``: pyspark's worker daemon, started so that workers import the
 installed, byte-compiled pyspark rather than Spark's ``pyspark.zip`` (jobs/spark/worker_daemon.py).
-The engine path's Python functions carry ``TIDEMARK_WORKER_PRELOAD=engine``
-(``worker_daemon.engine_preload``): their daemon loads numba and the engine kernels once, before
-it forks, so no worker's first engine-path task pays for them; other Python tasks get a daemon
-that loads nothing.
+The engine path's operator carries ``TIDEMARK_WORKER_PRELOAD=engine``
+(``worker_daemon.engine_preload``): its daemon loads numba and the engine kernels once, before
+it forks, so no worker's first engine-path task pays for them; the packing stage carries
+``arrow`` (pyarrow and pandas only); other Python tasks get a daemon that loads nothing.
 
 ``-XX:+UseParallelGC`` (driver and executors): a micro-batch job wants throughput more than
 short pauses (its state lives off-heap in RocksDB; the heap holds a batch's rows). Measured
