@@ -116,7 +116,7 @@ def test_a_host_driven_watermark_moves_from_the_hosts_base(
 
 
 @SETTINGS
-@given(defn=idle_definitions(), us=units(), data=st.data())
+@given(defn=idle_definitions(), us=units(st.integers(-50, 50) | st.none()), data=st.data())
 def test_a_general_engine_state_resumes_on_the_compiled_engine(
     defn: Definition, us: list[Any], data: st.DataObject
 ) -> None:
@@ -128,6 +128,8 @@ def test_a_general_engine_state_resumes_on_the_compiled_engine(
         if tick:
             g.advance_processing_time(u[0] + tick)
     resumed = make_engine(defn, state=json.loads(json.dumps(g.state.snapshot())))
+    # int inputs: any order of additions gives the same state (float sums held in another
+    # order than their records give are handed over to the general engine, by design)
     assert isinstance(resumed, _engine_class(defn)) and resumed.general is None
     k_out, k_seen = _run(resumed, defn, us[cut:], ticks[cut:], None, None)
     g_out, g_seen = _run(g, defn, us[cut:], ticks[cut:], None, None)
