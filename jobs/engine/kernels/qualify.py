@@ -53,18 +53,17 @@ def qualification_problems(defn: Definition) -> list[str]:
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
     # per-key watermarks (the general engine keeps one per key only when bounded, on event
-    # time: else scope: key is the one watermark): session windows; sliding windows with emit:
-    # final (idle advance under them too; under one watermark, any sliding window)
+    # time: else scope: key is the one watermark): session and sliding windows, with or
+    # without idle advance (under one watermark, any sliding window)
     key_scope = (defn.watermark.scope == "key" and defn.watermark.strategy == "bounded"
                  and not defn.uses_processing_time)
-    sliding_final = (kind is Sliding and defn.trigger.emit == "final"
-                     and not defn.uses_processing_time)
-    if defn.watermark.idle_advance and key_scope and not (kind is Session or sliding_final):
+    keyed_kinds = kind is Session or kind is Sliding
+    if defn.watermark.idle_advance and key_scope and not keyed_kinds:
         problems.append("watermark.idle_advance: no kernel engine under watermark.scope: key "
-                        "(session windows; sliding windows with emit: final)")
-    if key_scope and not (kind is Session or sliding_final):
+                        "(session and sliding windows)")
+    if key_scope and not keyed_kinds:
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine "
-                        "(session windows; sliding windows with emit: final on event time)")
+                        "(session and sliding windows)")
     if kind is Session and (defn.window.gap or 0) > 2**60:
         problems.append("window.gap: beyond 2**60 ms")
     if kind is Sliding and (defn.window.size or 0) > 2**60:
