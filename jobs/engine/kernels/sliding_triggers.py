@@ -2,7 +2,8 @@
 sliding windows that fire more than once (``emit: current``; ``custom`` with count-based or
 processing-time early / late triggers and ON_TIME; discarding, accumulating, retracting),
 under a global event-time watermark (``bounded``, with or without idle advance: a clock tick
-moves it from its base; or ``source``) or on the processing clock (there also ``emit:
+moves it from its base; or ``source``), per-key watermarks (``scope: key``, with or without
+idle advance: :mod:`.sliding_key_triggers`) or on the processing clock (there also ``emit:
 final``: every record's time is the clock, the watermark follows it).
 
 A processing-time timer is a column of the window's row (``W_TIMER``), set by the same kernel
