@@ -84,9 +84,8 @@ def test_state_and_observations_match_after_every_unit_and_tick(
     defn: Definition, us: list[Unit], external: bool, data: st.DataObject
 ) -> None:
     """Clock ticks before the units, a snapshot/restore at a drawn unit; a host-driven
-    watermark (global there) with idle advance runs on the general engine."""
-    kernel = check_ticking(defn, us, external, data)
-    assert (kernel.general is None) == (not external or not defn.watermark.idle_advance)
+    watermark is the one watermark (``scope: key`` has no effect there)."""
+    assert check_ticking(defn, us, external, data).general is None
 
 
 @SETTINGS
