@@ -34,7 +34,8 @@ with idle advance), ``session_final_processing`` (the processing clock),
 ``sliding_final``, ``sliding_count_triggers_retracting``, ``sliding_early_after``,
 ``sliding_final_collect``, ``sliding_count_triggers_collect``,
 ``session_count_triggers_collect``, ``sliding_final_idle``,
-``session_count_triggers_key_collect``), measured like the
+``session_count_triggers_key_collect``, ``sliding_count_triggers_key_scope`` (per-key
+watermarks)), measured like the
 vectorized rows through the object API (it has no
 columnar output); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
@@ -194,6 +195,10 @@ def definition(case: str) -> Definition:
     if case == "sliding_count_triggers_collect":
         return Definition(window=Window("sliding", size=5 * MIN), trigger=counted,
                           accumulation="retracting", **{**common, "aggregations": OBJECT_AGGS})
+    if case == "sliding_count_triggers_key_scope":  # per-key watermarks (scope: key)
+        return Definition(window=Window("sliding", size=5 * MIN), trigger=counted,
+                          accumulation="retracting", **{
+                              **common, "watermark": Watermark(delay=10_000, scope="key")})
     if case == "session_count_triggers_retracting":
         return Definition(window=Window("session", gap=5 * MIN), trigger=counted,
                           accumulation="retracting", **common)
@@ -277,6 +282,8 @@ CASES = [
     # sessions with count triggers and collect / count_distinct under per-key watermarks:
     # the compiled session engine
     "session_count_triggers_key_collect",
+    # sliding windows with count triggers under per-key watermarks: SlidingTriggerEngine
+    "sliding_count_triggers_key_scope",
 ]
 
 

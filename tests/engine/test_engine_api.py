@@ -279,9 +279,10 @@ def test_make_engine_picks_the_fast_path_only_when_it_qualifies() -> None:
     triggered = make_engine(_defn(window={"type": "sliding", "size": "1s"},
                                   aggregations=collect, trigger={"emit": "current"}))
     assert type(triggered).__name__ == "SlidingTriggerEngine"
-    general = make_engine(_defn(window={"type": "sliding", "size": "1s"}, aggregations=collect,
-                                trigger={"emit": "current"}, watermark={"scope": "key"}))
-    assert isinstance(general, Engine)
+    keyed_sliding = make_engine(_defn(window={"type": "sliding", "size": "1s"},
+                                      aggregations=collect, trigger={"emit": "current"},
+                                      watermark={"scope": "key"}))
+    assert type(keyed_sliding).__name__ == "SlidingTriggerEngine"
     keyed = make_engine(_defn(aggregations=collect, trigger={"emit": "current"},
                               watermark={"scope": "key"}))
     assert type(keyed).__name__ == "TriggeredEngine"

@@ -193,8 +193,6 @@ def test_make_engine_picks_the_kernel_engine_only_for_what_it_runs() -> None:
                     Trigger(emit="custom", early=EarlyTrigger("after", duration=5))):
         assert isinstance(make_engine(replace(base, trigger=trigger)), SessionKernelEngine)
     for other in (
-        replace(base, watermark=Watermark(scope="key"), trigger=Trigger(emit="current"),
-                window=Window("sliding", size=10)),
         replace(base, window=Window("session", gap=2**61)),
     ):
         assert type(make_engine(other)) is Engine

@@ -22,7 +22,12 @@ from jobs.definition.model import (
     Window,
 )
 from jobs.engine import Engine, make_engine
-from jobs.engine.kernels import SlidingKernelEngine, qualification_problems, qualifies
+from jobs.engine.kernels import (
+    SlidingKernelEngine,
+    SlidingTriggerEngine,
+    qualification_problems,
+    qualifies,
+)
 from jobs.engine.kernels.sliding_key import SlidingKeyScope
 from jobs.spark.engine_path.state_blob import decode_state, encode_state
 from tests.engine_kernels.strategies import event_logs
@@ -158,11 +163,11 @@ def test_an_idle_keys_watermark_moves_with_processing_time() -> None:
     assert (pane.key, pane.window_end, pane.watermark, pane.emitted_at) == ("a", 0, 1, 1006)
 
 
-def test_per_key_watermarks_stay_refused_for_triggered_sliding_windows() -> None:
+def test_triggered_sliding_windows_take_per_key_watermarks_on_the_trigger_engine() -> None:
     defn = replace(_key_defn(), aggregations=(Aggregation("n", "count"),),
                    trigger=Trigger(emit="current"))
-    assert any(p.startswith("watermark.scope: key") for p in qualification_problems(defn))
-    assert type(make_engine(defn)) is Engine
+    assert qualification_problems(defn) == []
+    assert type(make_engine(defn)) is SlidingTriggerEngine
     glob = replace(_key_defn(idle_advance=True), watermark=Watermark(idle_advance=True))
     assert qualification_problems(glob) == []  # one watermark: test_sliding_idle_vs_engine
     assert qualifies(_key_defn(idle_advance=True))

@@ -405,12 +405,26 @@ def ingest_key(
 @njit(cache=True)
 def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
              kinds, RT, RF, n_h, W, WF, n_w, early_tv, late_tv, cur, cols, distinct, n_codes):
-    """The closing firing for one key (``Firing._fire`` over the key's windows): every
-    window whose deadline ``wm0`` reached (all at the end of input), in start order, then the
-    pruning of held records (``Firing._prune_records``); a window not due that has pending
-    elements and no timer starts the timer of its phase. Returns ``(n_h, n_w, PR, PW, PF,
-    n_p, GONE, n_g, CNT, REFS)``: the panes, the starts of the windows that went without one
-    and the side aggregations' outputs (:func:`side_outputs`), read before the pruning."""
+    """The closing firing for one key (``Firing._fire`` over the key's windows):
+    :func:`run_due`, then the pruning of held records (``Firing._prune_records``). Returns
+    ``(n_h, n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS)``: :func:`run_due`'s outputs and the
+    side aggregations' outputs (:func:`side_outputs`), read before the pruning."""
+    n_w, PR, PW, PF, n_p, GONE, n_g = run_due(
+        wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding, kinds,
+        W, WF, n_w, early_tv, late_tv, cur)
+    CNT, REFS = side_outputs(RT, n_h, PR, n_p if len(cols) else 0, size, cols, distinct,
+                             n_codes)
+    n_h = prune_held(RT, RF, n_h, wm_known, wm0, ended, size, al)
+    return n_h, n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS
+
+
+@njit(cache=True)
+def run_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
+            kinds, W, WF, n_w, early_tv, late_tv, cur):
+    """Every window of one key whose deadline ``wm0`` reached (all at the end of input), in
+    start order; a window not due that has pending elements and no timer starts the timer of
+    its phase. Returns ``(n_w, PR, PW, PF, n_p, GONE, n_g)``: the panes (record -1) and the
+    starts of the windows that went without one."""
     PR = np.zeros((8, P_WIDTH), dtype=np.int64)
     PW = np.zeros((8, W.shape[1]), dtype=np.int64)
     PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
@@ -439,9 +453,13 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry,
                 W[keep] = W[w]
                 WF[keep] = WF[w]
             keep += 1
-    n_w = keep
-    CNT, REFS = side_outputs(RT, n_h, PR, n_p if len(cols) else 0, size, cols, distinct,
-                             n_codes)
+    return keep, PR, PW, PF, n_p, GONE, n_g
+
+
+@njit(cache=True)
+def prune_held(RT, RF, n_h, wm_known, wm0, ended, size, al):
+    """Forget the held records no window needs at ``wm0`` (``Firing._prune_records``);
+    returns the new ``n_h``."""
     k = 0
     while k < n_h and (ended or (wm_known and wm0 >= RT[k, R_T] + size + 2 + al)):
         k += 1
@@ -450,7 +468,7 @@ def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry,
             RT[i - k] = RT[i]
             RF[i - k] = RF[i]
         n_h -= k
-    return n_h, n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS
+    return n_h
 
 
 @njit(cache=True)

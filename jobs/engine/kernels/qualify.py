@@ -5,7 +5,7 @@ nothing fires between the records of an arrival unit: ``emit: final`` (accumulat
 matter: the single pane is the cumulative one; session windows also take any trigger: their
 count triggers run inside the kernel pass, their processing-time timers are an array the
 clock scans), an event-time watermark (one for all keys, with or without idle advance; per
-key for sessions and final sliding windows, below; sessions and sliding windows also run on
+key for sessions and sliding windows, below; sessions and sliding windows also run on
 the processing clock, whose watermark is the clock; ``scope: key`` under a source's watermark
 or the processing clock is that one watermark, as in the general engine), and aggregates
 whose accumulators are numbers or one input each (count, sum, min, max, mean, first, last;
@@ -13,9 +13,10 @@ for sliding and session windows also collect and count_distinct). Session
 windows also take per-key watermarks and idle advance, with any trigger: a record's move of
 its key's watermark fires that key's on-time and expiry panes right after the record's own
 count pane, inside the same kernel pass (a processing-time tick moving idle watermarks is one
-more pass). Final sliding windows on event time take per-key watermarks, with or without
-idle advance (:mod:`.sliding_key`: the watermark each record meets is computed per record
-for the kernel pass). Sliding windows also run with any trigger under one watermark
+more pass). Sliding windows on event time take per-key watermarks, with or without idle
+advance (final: :mod:`.sliding_key`, the watermark each record meets is computed per record
+for the kernel pass; with triggers: :mod:`.sliding_key_triggers`, a record's raise fires its
+key's panes inside the pass). Sliding windows also run with any trigger under one watermark
 (``emit: current``; ``custom`` with count or processing-time parts; any accumulation mode):
 each window keeps accumulators that a record updates inside the kernel pass, each record's
 count panes fire right after it, and processing-time timers are a column of the windows'
@@ -53,18 +54,17 @@ def qualification_problems(defn: Definition) -> list[str]:
     if defn.watermark.strategy not in ("bounded", "source"):
         problems.append(f"watermark.strategy: {defn.watermark.strategy} has no kernel engine")
     # per-key watermarks (the general engine keeps one per key only when bounded, on event
-    # time: else scope: key is the one watermark): session windows; sliding windows with emit:
-    # final (idle advance under them too; under one watermark, any sliding window)
+    # time: else scope: key is the one watermark): session and sliding windows, with or
+    # without idle advance (under one watermark, any sliding window)
     key_scope = (defn.watermark.scope == "key" and defn.watermark.strategy == "bounded"
                  and not defn.uses_processing_time)
-    sliding_final = (kind is Sliding and defn.trigger.emit == "final"
-                     and not defn.uses_processing_time)
-    if defn.watermark.idle_advance and key_scope and not (kind is Session or sliding_final):
+    keyed_kinds = kind is Session or kind is Sliding
+    if defn.watermark.idle_advance and key_scope and not keyed_kinds:
         problems.append("watermark.idle_advance: no kernel engine under watermark.scope: key "
-                        "(session windows; sliding windows with emit: final)")
-    if key_scope and not (kind is Session or sliding_final):
+                        "(session and sliding windows)")
+    if key_scope and not keyed_kinds:
         problems.append(f"watermark.scope: {defn.watermark.scope} has no kernel engine "
-                        "(session windows; sliding windows with emit: final on event time)")
+                        "(session and sliding windows)")
     if kind is Session and (defn.window.gap or 0) > 2**60:
         problems.append("window.gap: beyond 2**60 ms")
     if kind is Sliding and (defn.window.size or 0) > 2**60:

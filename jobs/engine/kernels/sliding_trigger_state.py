@@ -75,6 +75,7 @@ def to_engine_state(eng: SlidingTriggerEngine) -> EngineState:
                     for j, star in enumerate(eng._star)]
             records.append([r[K.R_T], r[K.R_SEQ], vals])
         keys[kj] = KeyState(key=ka.key, windows=windows, records=records,
+                            watermark=ka.wm, idle_base=ka.ib, idle_base_pt=ka.ibpt,
                             max_event_time=ka.max_t, late_accepted=ka.late_acc,
                             late_dropped=ka.late_drop)
     return EngineState(
@@ -108,9 +109,10 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
     keys: dict[str, KeyArrays] = {}
     int_abs = 0
     for kj, ks in st.keys.items():
-        if ks.watermark is not None or ks.idle_base is not None:
+        if not eng._key_scope and (ks.watermark is not None or ks.idle_base is not None):
             return f"state: key {kj} holds its own watermark"
         ka = KeyArrays(ks.key, kj, m)
+        ka.wm, ka.ib, ka.ibpt = ks.watermark, ks.idle_base, ks.idle_base_pt
         objs = ka.objs
         nh = len(ks.records)
         RT = np.zeros((max(nh, 4), K.R_AGG + K.R_WIDTH * m), dtype=np.int64)

@@ -2,7 +2,8 @@
 sliding windows that fire more than once (``emit: current``; ``custom`` with count-based or
 processing-time early / late triggers and ON_TIME; discarding, accumulating, retracting),
 under a global event-time watermark (``bounded``, with or without idle advance: a clock tick
-moves it from its base; or ``source``) or on the processing clock (there also ``emit:
+moves it from its base; or ``source``), per-key watermarks (``scope: key``, with or without
+idle advance: :mod:`.sliding_key_triggers`) or on the processing clock (there also ``emit:
 final``: every record's time is the clock, the watermark follows it).
 
 A processing-time timer is a column of the window's row (``W_TIMER``), set by the same kernel
@@ -44,6 +45,7 @@ from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
+from jobs.engine.kernels.sliding_key_triggers import KeyScopedSlidingTriggers
 from jobs.engine.kernels.sliding_trigger_side import (
     DISTINCT_LIMIT,
     SIDE_FNS,
@@ -91,8 +93,8 @@ class KeyArrays:
     of each window (retracting: start -> the general engine's ``last_pane`` dict), max event
     time and late totals."""
 
-    __slots__ = ("RF", "RT", "W", "WF", "born_next", "deadline", "key", "kj", "lp",
-                 "late_acc", "late_drop", "max_t", "n_h", "n_w", "objs", "timer")
+    __slots__ = ("RF", "RT", "W", "WF", "born_next", "deadline", "ib", "ibpt", "key", "kj",
+                 "late_acc", "late_drop", "lp", "max_t", "n_h", "n_w", "objs", "timer", "wm")
 
     def __init__(self, key: Key, kj: str, m: int) -> None:
         self.key, self.kj = key, kj
@@ -108,12 +110,16 @@ class KeyArrays:
         self.deadline = FAR
         self.timer = K.NO_TIMER
         """The due time of this key's entry in the engine's timer heap (``NO_TIMER``: none)."""
+        self.wm: int | None = None
+        self.ib: int | None = None
+        self.ibpt: int | None = None
+        """The key's own watermark and idle base (processing time) under ``scope: key``."""
 
     def empty(self) -> bool:
         return not (self.n_w or self.n_h or self.late_acc or self.late_drop)
 
 
-class SlidingTriggerEngine(HandsOver):
+class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
     """Same API and observable output as :class:`jobs.engine.Engine` for qualifying sliding
     definitions with triggers (see the module docstring)."""
 
@@ -161,10 +167,12 @@ class SlidingTriggerEngine(HandsOver):
         self._clock = defn.uses_processing_time
         self._bounded = (watermark == "internal" and defn.watermark.strategy == "bounded"
                          and not self._clock)
+        self._key_scope = self._bounded and defn.watermark.scope == "key"
         self._idle = (defn.watermark.strategy == "bounded" and defn.watermark.idle_advance
                       and not self._clock)
-        """Idle advance of the one watermark: it moves on from ``idle_base`` with processing
-        time (the base a record's or the host's raise of it sets)."""
+        """Idle advance: of the one watermark, it moves on from ``idle_base`` with processing
+        time (the base a record's or the host's raise of it sets); under ``scope: key``, of
+        each key's (:mod:`.sliding_key_triggers`)."""
         self.idle_base: int | None = None
         self.idle_base_pt: int | None = None
         self.general: Engine | None = None
@@ -252,12 +260,18 @@ class SlidingTriggerEngine(HandsOver):
                     urt[:, K.R_AGG + K.R_WIDTH * j + 3] = o + np.arange(len(idxs))
                     o += len(idxs)
             kt = times[ix]
-            (ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ka.born_next, LR, n_l, AR, n_a, PR,
-             PW, PF, n_p) = K.ingest_key(
-                kt, ix + base, ix, urt, URF[ix], self._kinds, wm_known, wm0,
-                self._event_basis, self._size, self._al, self._step, self._early_n,
-                self._late_n, self._at_end, self._discarding, ka.RT, ka.RF, ka.n_h, ka.W,
-                ka.WF, ka.n_w, ka.born_next, ev, lv)
+            pane_wms: list[int | None] | None = None
+            gone: list[int] = []
+            if self._key_scope:
+                LR, n_l, AR, n_a, PR, PW, PF, n_p, pane_wms, gone = self._key_pass(
+                    ka, kt, ix + base, ix, urt, URF[ix])
+            else:
+                (ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ka.born_next, LR, n_l, AR, n_a,
+                 PR, PW, PF, n_p) = K.ingest_key(
+                    kt, ix + base, ix, urt, URF[ix], self._kinds, wm_known, wm0,
+                    self._event_basis, self._size, self._al, self._step, self._early_n,
+                    self._late_n, self._at_end, self._discarding, ka.RT, ka.RF, ka.n_h, ka.W,
+                    ka.WF, ka.n_w, ka.born_next, ev, lv)
             kmax = int(kt.max())
             if ka.max_t is None or kmax > ka.max_t:
                 ka.max_t = kmax
@@ -269,14 +283,16 @@ class SlidingTriggerEngine(HandsOver):
             if n_p:
                 members = pane_side(self, ka, PR, n_p) if self._side else None
                 for rec, ems in self._panes(ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
-                                            members):
+                                            members, pane_wms):
                     per_rec.setdefault(rec, []).extend(ems)
+            for s in gone:
+                ka.lp.pop(s, None)
             touched.append(ka)
         out.extend(e for i in sorted(per_rec) for e in per_rec[i])
         bmax = int(times.max())
         if self.max_t is None or bmax > self.max_t:
             self.max_t = bmax
-        if self._bounded:
+        if self._bounded and not self._key_scope:
             cand = bmax - self._delay
             if self.wm is None or cand > self.wm:
                 self.wm = cand
@@ -294,6 +310,8 @@ class SlidingTriggerEngine(HandsOver):
             return []
         self.processing_time = now_ms
         out = self._fire_timers(now_ms)
+        if self._key_scope and self._idle:
+            out.extend(self._idle_advance(now_ms))
         if self._clock and self.mode == "internal" and (self.wm is None or now_ms > self.wm):
             self.wm = now_ms
             out.extend(self._fire([]))
@@ -450,10 +468,11 @@ class SlidingTriggerEngine(HandsOver):
 
     def _panes(self, ka: KeyArrays, PR: NDArray[np.int64], PW: NDArray[np.int64],
                PF: NDArray[np.float64], wm_out: int | None,
-               members: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
-               ) -> list[tuple[int, list[Emission]]]:
+               members: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None,
+               wms: list[int | None] | None = None) -> list[tuple[int, list[Emission]]]:
         """Each pane row's emissions (retracting: the window's last pane withdrawn first);
-        ``members``: the side aggregations' outputs (:func:`K.side_outputs`)."""
+        ``members``: the side aggregations' outputs (:func:`K.side_outputs`); ``wms``: the
+        watermark each pane shows (else ``wm_out``)."""
         out: list[tuple[int, list[Emission]]] = []
         now = self.processing_time
         size = self._size
@@ -462,6 +481,8 @@ class SlidingTriggerEngine(HandsOver):
         pw, pf = PW.tolist(), PF.tolist()
         side = member_values(self, ka.objs, *members, len(PR)) if members is not None else {}
         for i, (rec, s, timing, idx, is_last, gone, *_) in enumerate(PR.tolist()):
+            if wms is not None:
+                wm_out = wms[i]
             row = pw[i]
             values = self._values(ka, row, pf[i])
             for name, col in side.items():
@@ -485,6 +506,13 @@ class SlidingTriggerEngine(HandsOver):
                                  bool(is_last), False, values, now, wm_out, first_t, last_t))
             out.append((rec, ems))
         return out
+
+    def _wm_of(self, ka: KeyArrays) -> tuple[bool, int, int | None]:
+        """The watermark ``ka``'s windows run at (the key's own under ``scope: key``): known,
+        clamped for the kernels, and as panes show it."""
+        wm = ka.wm if self._key_scope else self.wm
+        return (wm is not None, min(max(wm, -FAR), FAR) if wm is not None else 0,
+                None if self.ended else wm)
 
     def _timer_values(self) -> tuple[int, int]:
         """The due times an early / a late timer started now gets (``NO_TIMER`` for a part
@@ -513,10 +541,9 @@ class SlidingTriggerEngine(HandsOver):
                 ka.timer = K.NO_TIMER
         if not keys:
             return []
-        wm_known = self.wm is not None
-        wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
         rows: list[tuple[int, int, str, list[Emission]]] = []
         for kj, ka in keys.items():
+            wm_known, wm0, wm_out = self._wm_of(ka)
             PR, PW, PF, n_p = K.fire_timers(ka.W, ka.WF, ka.n_w, now, wm_known, wm0,
                                             self._size, self._discarding, self._kinds,
                                             self.seq - 1)
@@ -525,13 +552,15 @@ class SlidingTriggerEngine(HandsOver):
                 dues = PR[:n_p, K.P_REC].tolist()
                 starts = PR[:n_p, K.P_START].tolist()
                 for due, s, (_, ems) in zip(dues, starts, self._panes(
-                        ka, PR[:n_p], PW[:n_p], PF[:n_p], self.wm, members), strict=True):
+                        ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out, members), strict=True):
                     rows.append((due, s, kj, ems))
             self._push_timer(ka)
         rows.sort(key=lambda r: r[:3])
         return [e for *_, ems in rows for e in ems]
 
     def _push_deadline(self, ka: KeyArrays) -> None:
+        if self._key_scope:  # the unit's keys run their windows, not a global deadline
+            return
         d = int(K.next_deadline(ka.W, ka.n_w, self._size, self._al, FAR))
         if d != ka.deadline:
             ka.deadline = d
@@ -549,7 +578,7 @@ class SlidingTriggerEngine(HandsOver):
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
         if self.ended:
             visited = dict(self.keys)
-        elif wm_known:
+        elif wm_known and not self._key_scope:
             heap = self._due
             while heap and heap[0][0] <= wm0:
                 d, kj = heapq.heappop(heap)
@@ -557,10 +586,10 @@ class SlidingTriggerEngine(HandsOver):
                 if ka is not None and ka.deadline == d:
                     visited[kj] = ka
                     ka.deadline = FAR + 1  # its next deadline gets a fresh heap entry
-        wm_out = None if self.ended else self.wm
         ev, lv = self._timer_values()
         rows: list[tuple[int, str, list[Emission]]] = []
         for kj, ka in visited.items():
+            wm_known, wm0, wm_out = self._wm_of(ka)
             if ka.n_w or ka.n_h:
                 ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS = K.fire_due(
                     wm_known, wm0, self.ended, self._size, self._al, self._early_n,
@@ -575,7 +604,7 @@ class SlidingTriggerEngine(HandsOver):
                         rows.append((s, kj, ems))
                 for s in GONE[:n_g].tolist():
                     ka.lp.pop(s, None)
-            if ka.empty():
+            if ka.empty() and not self._key_scope:  # a key's own watermark is never forgotten
                 del self.keys[kj]
             else:
                 self._push_deadline(ka)
