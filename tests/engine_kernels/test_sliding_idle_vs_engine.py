@@ -183,7 +183,7 @@ def test_a_record_ahead_of_the_idle_watermark_sets_a_new_base() -> None:
     assert eng.late_totals() == [{"key": "a", "accepted": 0, "dropped": 1}]
 
 
-def test_idle_advance_qualifies_under_one_watermark_and_per_key_final_only() -> None:
+def test_idle_advance_qualifies_under_one_watermark_and_under_per_key_watermarks() -> None:
     every = Trigger(emit="custom", early=EarlyTrigger("every", duration=5), on_time=True)
     for trigger in (Trigger(emit="final"), Trigger(emit="current"), every):
         assert qualification_problems(_defn(trigger)) == []
@@ -192,7 +192,8 @@ def test_idle_advance_qualifies_under_one_watermark_and_per_key_final_only() -> 
         assert isinstance(make_engine(source), _engine_class(source))
         clock = replace(_defn(trigger, scope="key"), event_time="processing")
         assert isinstance(make_engine(clock), SlidingTriggerEngine)
-    assert isinstance(make_engine(_defn(scope="key")), SlidingKernelEngine)
+        keyed = _defn(trigger, scope="key")
+        assert isinstance(make_engine(keyed), _engine_class(keyed))
 
 
 def test_a_state_blob_carries_the_idle_base_in_either_direction() -> None:
