@@ -1,8 +1,9 @@
 """``python -m jobs.engine.kernels``: compile every numba kernel (session windows, final,
 triggered, with processing-time timers and with per-key watermarks, final and triggered; sliding
-windows, final (also under per-key watermarks) and with count triggers; triggered fixed
-windows, also under per-key watermarks; collect / count_distinct with triggers) into numba's cache (``make install`` runs it once), so no test or job process pays the
-first compile (~15 s of CPU)."""
+windows, final and with count triggers, under one watermark (with or without idle advance) or
+per-key watermarks; triggered fixed windows, also under per-key watermarks; collect /
+count_distinct with triggers, every watermark scope) into numba's cache (``make install`` runs
+it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
 
@@ -105,11 +106,15 @@ def warm() -> int:
                       Aggregation("f", "first", "x")),
         trigger=Trigger(emit="current"), accumulation="retracting",
     )
-    steng = SlidingTriggerEngine(slide_trig)
-    for pt, values in ((1, [1, 2, 3]), (2, [1.5, 2, 0.5])):
-        n += len(steng.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
-            [1, 5, 30]) * pt, columns={"s": values, "f": values}, processing_time=pt)))
-    n += len(steng.end_of_input())
+    # one watermark, with idle advance, and per-key watermarks with idle advance
+    for swm in (Watermark(), Watermark(idle_advance=True),
+                Watermark(scope="key", idle_advance=True)):
+        steng = SlidingTriggerEngine(replace(slide_trig, watermark=swm))
+        for pt, values in ((1, [1, 2, 3]), (2, [1.5, 2, 0.5])):
+            n += len(steng.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
+                [1, 5, 30]) * pt, columns={"s": values, "f": values}, processing_time=pt)))
+        n += len(steng.advance_processing_time(100))
+        n += len(steng.end_of_input())
     for accumulation in ("discarding", "accumulating", "retracting"):
         fixed = Definition(
             name="warm", key="k", event_time="t", window=Window("tumbling", size=10),
@@ -132,18 +137,23 @@ def warm() -> int:
     side_cols: dict[str, Any] = {"c": [1, 2, 2], "d": [1, 2, 2]}
     side_trigger = Trigger(emit="custom", early=EarlyTrigger("count", count=1),
                            late=LateTrigger("count", count=1))
-    for side_defn in (  # collect / count_distinct with triggers: sessions, sliding windows
-            Definition(name="warm", key="k", event_time="t", window=Window("session", gap=10),
-                       aggregations=side, trigger=side_trigger, accumulation="retracting"),
-            Definition(name="warm", key="k", event_time="t", window=Window("sliding", size=10),
-                       aggregations=side, trigger=Trigger(emit="current"),
-                       accumulation="retracting")):
-        seng2: Any = (SessionKernelEngine(side_defn) if side_defn.window.type == "session"
-                      else SlidingTriggerEngine(side_defn))
+    side_defns = [  # collect / count_distinct with triggers: sessions, sliding, fixed windows
+        replace(Definition(name="warm", key="k", event_time="t", window=window,
+                           aggregations=side, trigger=trigger),
+                accumulation=mode, watermark=wm)
+        for window, trigger in ((Window("session", gap=10), side_trigger),
+                                (Window("sliding", size=10), Trigger(emit="current")),
+                                (Window("tumbling", size=10), side_trigger))
+        for mode in ("discarding", "retracting")
+        for wm in (Watermark(), Watermark(scope="key", idle_advance=True))]
+    for side_defn in side_defns:
+        seng2: Any = {"session": SessionKernelEngine, "sliding": SlidingTriggerEngine,
+                      "tumbling": TriggeredEngine}[side_defn.window.type](side_defn)
         n += len(seng2.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
             [1, 5, 30]), columns=side_cols, processing_time=1)))
         n += len(seng2.ingest(RecordBatch(keys=["a", "a", "b"], event_times=np.array(
             [3, 60, 0]), columns=side_cols, processing_time=2)))
+        n += len(seng2.advance_processing_time(100))
         n += len(seng2.end_of_input())
     return n
 
