@@ -9,7 +9,6 @@ host-driven watermark and through the Spark state blob."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -40,6 +39,7 @@ from tests.engine_kernels.test_sliding_key_scope_vs_engine import (
     _line,
     _run,
     _ticks,
+    check_general_state_resumes,
 )
 from tests.engine_kernels.test_sliding_timers_vs_engine import timed_sliding_definitions
 from tests.engine_kernels.test_sliding_vs_engine import (
@@ -120,20 +120,7 @@ def test_a_host_driven_watermark_moves_from_the_hosts_base(
 def test_a_general_engine_state_resumes_on_the_compiled_engine(
     defn: Definition, us: list[Any], data: st.DataObject
 ) -> None:
-    ticks = _ticks(data, us)
-    cut = data.draw(st.integers(0, len(us)))
-    g = Engine(defn)
-    for u, tick in zip(us[:cut], ticks, strict=False):
-        g.ingest(_batch(defn, u))
-        if tick:
-            g.advance_processing_time(u[0] + tick)
-    resumed = make_engine(defn, state=json.loads(json.dumps(g.state.snapshot())))
-    # int inputs: any order of additions gives the same state (float sums held in another
-    # order than their records give are handed over to the general engine, by design)
-    assert isinstance(resumed, _engine_class(defn)) and resumed.general is None
-    k_out, k_seen = _run(resumed, defn, us[cut:], ticks[cut:], None, None)
-    g_out, g_seen = _run(g, defn, us[cut:], ticks[cut:], None, None)
-    assert k_out == g_out and k_seen == g_seen
+    check_general_state_resumes(defn, us, data, _engine_class(defn))
 
 
 FINAL = Trigger(emit="final")

@@ -117,18 +117,7 @@ def test_state_and_observations_match_after_every_unit_and_tick(
 def test_a_general_engine_state_resumes_on_the_kernel_engine(
     defn: Definition, us: list[Unit], data: st.DataObject
 ) -> None:
-    ticks = _ticks(data, us)
-    cut = data.draw(st.integers(0, len(us)))
-    g = Engine(defn)
-    for u, tick in zip(us[:cut], ticks, strict=False):
-        g.ingest(_batch(defn, u))
-        if tick:
-            g.advance_processing_time(u[0] + tick)
-    resumed = make_engine(defn, state=g.state.snapshot())
-    assert isinstance(resumed, SlidingKernelEngine) and resumed.general is None
-    k_out, k_seen = _run(resumed, defn, us[cut:], ticks[cut:], None, None)
-    g_out, g_seen = _run(g, defn, us[cut:], ticks[cut:], None, None)
-    assert k_out == g_out and k_seen == g_seen
+    check_general_state_resumes(defn, us, data, SlidingKernelEngine)
 
 
 def _key_defn(**wm: Any) -> Definition:
@@ -235,3 +224,22 @@ def test_a_hand_over_and_a_host_driven_watermark_keep_the_general_engines_output
             assert eng.state.snapshot() == gen.state.snapshot()
         assert [_line(e) for e in eng.end_of_input()] == [_line(e) for e in gen.end_of_input()]
         assert eng.general is not None
+
+
+def check_general_state_resumes(defn: Definition, us: list[Unit], data: st.DataObject,
+                                cls: type) -> None:
+    """A general engine's state after a drawn number of units and ticks (through JSON, as a
+    checkpoint holds it) resumes on the compiled engine ``cls`` without handing over, and both
+    go on line for line."""
+    ticks = _ticks(data, us)
+    cut = data.draw(st.integers(0, len(us)))
+    g = Engine(defn)
+    for u, tick in zip(us[:cut], ticks, strict=False):
+        g.ingest(_batch(defn, u))
+        if tick:
+            g.advance_processing_time(u[0] + tick)
+    resumed = make_engine(defn, state=json.loads(json.dumps(g.state.snapshot())))
+    assert isinstance(resumed, cls) and resumed.general is None
+    k_out, k_seen = _run(resumed, defn, us[cut:], ticks[cut:], None, None)
+    g_out, g_seen = _run(g, defn, us[cut:], ticks[cut:], None, None)
+    assert k_out == g_out and k_seen == g_seen

@@ -32,7 +32,12 @@ from tests.engine_kernels.strategies import event_logs
 from tests.engine_kernels.test_session_collect_vs_engine import mixed_logs
 from tests.engine_kernels.test_session_vs_engine import check_replay_lines
 from tests.engine_kernels.test_sliding_collect_vs_engine import SETTINGS
-from tests.engine_kernels.test_sliding_key_scope_vs_engine import _line, _run, _ticks
+from tests.engine_kernels.test_sliding_key_scope_vs_engine import (
+    _line,
+    _run,
+    _ticks,
+    check_general_state_resumes,
+)
 from tests.engine_kernels.test_sliding_timers_vs_engine import (
     check_ticking,
     timed_sliding_definitions,
@@ -111,18 +116,7 @@ def test_a_general_engine_state_resumes_on_the_compiled_engine(
 ) -> None:
     """Mid-stream general state (per-key watermarks and idle bases, timers, windows passed
     at their key's watermark) runs on, line for line."""
-    ticks = _ticks(data, us)
-    cut = data.draw(st.integers(0, len(us)))
-    g = Engine(defn)
-    for u, tick in zip(us[:cut], ticks, strict=False):
-        g.ingest(_batch(defn, u))
-        if tick:
-            g.advance_processing_time(u[0] + tick)
-    resumed = make_engine(defn, state=json.loads(json.dumps(g.state.snapshot())))
-    assert isinstance(resumed, SlidingTriggerEngine) and resumed.general is None
-    k_out, k_seen = _run(resumed, defn, us[cut:], ticks[cut:], None, None)
-    g_out, g_seen = _run(g, defn, us[cut:], ticks[cut:], None, None)
-    assert k_out == g_out and k_seen == g_seen
+    check_general_state_resumes(defn, us, data, SlidingTriggerEngine)
 
 
 def _key_defn(trigger: Trigger, **wm: Any) -> Definition:
