@@ -183,23 +183,8 @@ def test_a_record_held_after_its_keys_window_fired_is_not_in_that_pane() -> None
 def test_a_state_blob_carries_the_key_watermarks_in_either_direction() -> None:
     """The blob of either engine (each key's watermark and idle base inside) resumes on the
     compiled engine, which goes on as the general engine does."""
-    defn = _key_defn(idle_advance=True, delay=2)
-    probe = type(make_engine(defn).state)
-    for first in (Engine(defn), SlidingKernelEngine(defn)):
-        ref = Engine(defn)
-        for eng in (first, ref):
-            eng.ingest(_batch(defn, (5, [("a", 0, 1), ("b", 3, 2), ("a", 30, 3), ("b", 4, 4)])))
-        resumed = make_engine(defn, decode_state(encode_state(first.state)[0], probe))
-        assert isinstance(resumed, SlidingKernelEngine) and resumed.general is None
-        assert resumed.state.snapshot() == ref.state.snapshot()
-        assert {kj: ks["watermark"] for kj, ks in resumed.state.snapshot()["keys"].items()} == {
-            '"a"': 28, '"b"': 2}
-        unit = (20, [("b", 5, 5), ("a", 31, 6), ("b", 1, 7)])
-        assert [_line(e) for e in resumed.ingest(_batch(defn, unit))] == [
-            _line(e) for e in ref.ingest(_batch(defn, unit))]
-        assert [_line(e) for e in resumed.advance_processing_time(40)] == [
-            _line(e) for e in ref.advance_processing_time(40)]
-        assert resumed.state.snapshot() == ref.state.snapshot()
+    check_blob_carries_key_watermarks(_key_defn(idle_advance=True, delay=2),
+                                      SlidingKernelEngine, "watermark")
 
 
 def test_a_hand_over_and_a_host_driven_watermark_keep_the_general_engines_output() -> None:
@@ -243,3 +228,25 @@ def check_general_state_resumes(defn: Definition, us: list[Unit], data: st.DataO
     k_out, k_seen = _run(resumed, defn, us[cut:], ticks[cut:], None, None)
     g_out, g_seen = _run(g, defn, us[cut:], ticks[cut:], None, None)
     assert k_out == g_out and k_seen == g_seen
+
+
+def check_blob_carries_key_watermarks(defn: Definition, cls: type, field: str) -> None:
+    """The Spark state blob of the general engine and of the compiled engine ``cls`` after one
+    unit resumes on ``cls`` with each key's ``field`` (watermark or idle base) inside, and
+    goes on (a unit, then a processing-time tick) as the general engine does."""
+    probe = type(make_engine(defn).state)
+    for first in (Engine(defn), cls(defn)):
+        ref = Engine(defn)
+        for eng in (first, ref):
+            eng.ingest(_batch(defn, (5, [("a", 0, 1), ("b", 3, 2), ("a", 30, 3), ("b", 4, 4)])))
+        resumed = make_engine(defn, decode_state(encode_state(first.state)[0], probe))
+        assert isinstance(resumed, cls) and resumed.general is None
+        assert resumed.state.snapshot() == ref.state.snapshot()
+        assert {kj: ks[field] for kj, ks in resumed.state.snapshot()["keys"].items()} == {
+            '"a"': 28, '"b"': 2}
+        unit = (20, [("b", 5, 5), ("a", 31, 6), ("b", 1, 7)])
+        assert [_line(e) for e in resumed.ingest(_batch(defn, unit))] == [
+            _line(e) for e in ref.ingest(_batch(defn, unit))]
+        assert [_line(e) for e in resumed.advance_processing_time(40)] == [
+            _line(e) for e in ref.advance_processing_time(40)]
+        assert resumed.state.snapshot() == ref.state.snapshot()

@@ -27,7 +27,6 @@ from jobs.definition.model import (
 )
 from jobs.engine import Engine, make_engine
 from jobs.engine.kernels import SlidingTriggerEngine, qualification_problems
-from jobs.spark.engine_path.state_blob import decode_state, encode_state
 from tests.engine_kernels.strategies import event_logs
 from tests.engine_kernels.test_session_collect_vs_engine import mixed_logs
 from tests.engine_kernels.test_session_vs_engine import check_replay_lines
@@ -36,6 +35,7 @@ from tests.engine_kernels.test_sliding_key_scope_vs_engine import (
     _line,
     _run,
     _ticks,
+    check_blob_carries_key_watermarks,
     check_general_state_resumes,
 )
 from tests.engine_kernels.test_sliding_timers_vs_engine import (
@@ -159,22 +159,7 @@ def test_an_idle_keys_watermark_fires_its_on_time_pane() -> None:
 def test_a_state_blob_carries_the_key_watermarks_in_either_direction() -> None:
     defn = replace(_key_defn(Trigger(emit="current"), idle_advance=True, delay=2),
                    accumulation="retracting")
-    probe = type(make_engine(defn).state)
-    for first in (Engine(defn), make_engine(defn)):
-        ref = Engine(defn)
-        for eng in (first, ref):
-            eng.ingest(_batch(defn, (5, [("a", 0, 1), ("b", 3, 2), ("a", 30, 3), ("b", 4, 4)])))
-        resumed = make_engine(defn, decode_state(encode_state(first.state)[0], probe))
-        assert isinstance(resumed, SlidingTriggerEngine) and resumed.general is None
-        assert resumed.state.snapshot() == ref.state.snapshot()
-        assert {kj: ks["idle_base"] for kj, ks in resumed.state.snapshot()["keys"].items()} == {
-            '"a"': 28, '"b"': 2}
-        unit = (20, [("b", 5, 5), ("a", 31, 6), ("b", 1, 7)])
-        assert [_line(e) for e in resumed.ingest(_batch(defn, unit))] == [
-            _line(e) for e in ref.ingest(_batch(defn, unit))]
-        assert [_line(e) for e in resumed.advance_processing_time(40)] == [
-            _line(e) for e in ref.advance_processing_time(40)]
-        assert resumed.state.snapshot() == ref.state.snapshot()
+    check_blob_carries_key_watermarks(defn, SlidingTriggerEngine, "idle_base")
 
 
 def test_values_the_arrays_cannot_hold_hand_the_key_watermarks_over() -> None:
