@@ -75,6 +75,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_cpu import (  # noqa: E402
+    operator_phases,
+    python_cpu_by_role,
+    tree_cpu_s,
+    tree_rss,
+)
 from spark_kafka_variants import (  # noqa: E402  (after the path)
     KAFKA_VARIANTS,
     codegen_totals,
@@ -140,19 +146,6 @@ def spec(name: str, data: Path, full: bool) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- one variant (child process)
 
-def _tree_cpu_s(pid: int) -> float:
-    """CPU seconds (user + system, including reaped children) of ``pid`` and its descendants."""
-    total = 0
-    for p in _tree(pid):
-        try:
-            with open(f"/proc/{p}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15])
-        except (OSError, ValueError, IndexError):
-            continue
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 STORAGE_VARIANTS = ("tidemark_native_hdfs", "tidemark_native_delta")
 """The native path's job with its checkpoint and Parquet results on HDFS (a MiniDFSCluster the
 benchmark starts), and with a Delta sink on the local disk: the cost of remote storage and of
@@ -180,7 +173,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
     else:
         spark = build_session(settings, app_name=f"bench-{variant}", shuffle_partitions=2)
     jpid = jvm_pid(spark)
-    cpu0 = _tree_cpu_s(os.getpid())
+    cpu0 = tree_cpu_s(os.getpid())
     threads0, codegen0 = jvm_thread_cpu(jpid), codegen_totals(spark)
     py0 = time.process_time()
     started = time.monotonic()
@@ -205,7 +198,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         defn = load_definition(raw)
         ctx = JobContext.create(defn, settings)
         runner = JobRunner(spark, ctx, RunOptions(until_idle=True))
-        cpu0 = _tree_cpu_s(os.getpid())
+        cpu0 = tree_cpu_s(os.getpid())
         threads0, codegen0 = jvm_thread_cpu(jpid), codegen_totals(spark)
         py0 = time.process_time()
         started = time.monotonic()
@@ -216,7 +209,7 @@ def run_variant(variant: str, data: Path, work: Path, hdfs: tuple[str, str] | No
         panes_path = ctx.panes_path
         gate = runner.gate_kind
     elapsed = time.monotonic() - started
-    cpu_s = _tree_cpu_s(os.getpid()) - cpu0
+    cpu_s = tree_cpu_s(os.getpid()) - cpu0
     py_cpu_s = time.process_time() - py0  # the driver's Python process alone (no JVM)
     rows = sum(int(p.get("numInputRows") or 0) for p in progress)
     data_batches = [p for p in progress if int(p.get("numInputRows") or 0) > 0]
@@ -338,100 +331,6 @@ def _panes(spark: Any, path: str, variant: str, work: Path) -> str | None:
 
 # ---------------------------------------------------------------- driver
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and all its descendants."""
-    children: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(d))
-        except (OSError, ValueError, IndexError):
-            continue
-    out: list[int] = []
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        out.append(p)
-        stack.extend(children.get(p, []))
-    return out
-
-
-def _stat_cpu(pid: int) -> tuple[int, float, float]:
-    """(parent pid, own CPU s, CPU s of its reaped children) of ``pid`` from /proc."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    tck = os.sysconf("SC_CLK_TCK")
-    return (int(fields[1]), (int(fields[11]) + int(fields[12])) / tck,
-            (int(fields[13]) + int(fields[14])) / tck)
-
-
-def python_cpu_by_role(jpid: int, marks: Path) -> dict[str, Any]:
-    """CPU seconds of the JVM's Python processes by role, from /proc (no profiler): the
-    daemons (children of the JVM: pyspark's fork servers), the workers they forked by the
-    role marks they left (``jobs/spark/engine_path/profiling.py``: ``packing``, ``operator``,
-    both when one reused worker ran both), and ``exited_workers`` (workers already reaped by
-    their daemon: their role is not known). All processes start after the query does, so the
-    totals are the run's."""
-    roles: dict[int, set[str]] = {}
-    for f in marks.glob("role-*"):
-        _, pid, role = f.name.split("-", 2)
-        roles.setdefault(int(pid), set()).add(role)
-    out: dict[str, float] = {}
-    workers: list[dict[str, Any]] = []
-    daemons: list[dict[str, Any]] = []
-    for p in _tree(jpid):
-        if p == jpid:
-            continue
-        try:
-            ppid, own, reaped = _stat_cpu(p)
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == jpid:
-            out["daemon"] = out.get("daemon", 0.0) + own
-            out["exited_workers"] = out.get("exited_workers", 0.0) + reaped
-            daemons.append({"pid": p, "cpu_s": round(own, 2)})
-            continue
-        role = "+".join(sorted(roles.get(p, {"unmarked"})))
-        out[role] = out.get(role, 0.0) + own + reaped
-        workers.append({"pid": p, "daemon": ppid, "role": role, "cpu_s": round(own, 2)})
-    result: dict[str, Any] = {k: round(v, 2) for k, v in sorted(out.items())}
-    result["total"] = round(sum(out.values()), 2)
-    result["daemons"] = daemons
-    result["workers"] = workers
-    return result
-
-
-def operator_phases(marks: Path) -> dict[str, Any]:
-    """The operator tasks' phase timers (``profiling.TaskProfile``), summed over the run:
-    CPU seconds of the task's main thread per phase, ``task`` from ``init`` to ``close``."""
-    phases: dict[str, float] = {}
-    tasks = 0
-    for f in marks.glob("task-*.json"):
-        rep = json.loads(f.read_text())
-        tasks += 1
-        phases["task"] = phases.get("task", 0.0) + rep["task_cpu_s"]
-        for name, v in rep["phases"].items():
-            phases[name] = phases.get(name, 0.0) + v["cpu_s"]
-    return {"tasks": tasks, **{k: round(v, 2) for k, v in sorted(phases.items())}}
-
-
-def _tree_rss(pid: int) -> int:
-    """RSS bytes of ``pid`` and all its descendants."""
-    total = 0
-    for p in _tree(pid):
-        try:
-            with open(f"/proc/{p}/status") as fh:
-                for line in fh:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-        except OSError:
-            pass
-    return total
-
-
 def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ok = sorted((r for r in runs if r.get("events_per_s")), key=lambda r: r["events_per_s"])
     return dict(ok[(len(ok) - 1) // 2]) if ok else dict(runs[0])
@@ -481,7 +380,7 @@ def measure(variant: str, data: Path, base: Path, round_no: int = 0,
     def sample() -> None:
         nonlocal peak
         while not stop.is_set():
-            peak = max(peak, _tree_rss(proc.pid))
+            peak = max(peak, tree_rss(proc.pid))
             time.sleep(0.5)
 
     th = threading.Thread(target=sample, daemon=True)

@@ -1,12 +1,13 @@
 """The engine path's CPU accounting for the Spark benchmark: role marks and phase timers left
 by the workers (jobs/spark/engine_path/profiling.py) and the benchmark's split of the Python
-processes' CPU by role (benchmarks/spark_throughput.py)."""
+processes' CPU by role (benchmarks/process_cpu.py, read by benchmarks/spark_throughput.py)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -59,9 +60,11 @@ def test_cpu_split_by_role(tmp_path: Path) -> None:
     daemon = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"])
     workers: list[int] = []
     try:
-        bench = _bench()
+        bench = _bench()  # the benchmark's own import of the /proc accounting
+        cpu = sys.modules["process_cpu"]
+        assert bench.python_cpu_by_role is cpu.python_cpu_by_role
         for _ in range(100):
-            workers = [p for p in bench._tree(daemon.pid) if p != daemon.pid]
+            workers = [p for p in cpu.tree(daemon.pid) if p != daemon.pid]
             if len(workers) == 2:
                 break
             time.sleep(0.05)
