@@ -54,6 +54,7 @@ from jobs.engine.kernels.sliding_trigger_side import (
     pane_side,
     window_values,
 )
+from jobs.engine.kernels.sliding_trigger_values import value_columns
 from jobs.engine.kernels.timers import timer_due_times
 from jobs.engine.records import (
     Emission,
@@ -66,6 +67,7 @@ from jobs.engine.records import (
     plain_key,
 )
 from jobs.engine.state import EngineState
+from jobs.engine.vectorized.columns import _value_dicts
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import (
     Unsupported,
@@ -344,6 +346,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         for kj in sorted(self.keys):
             ka = self.keys[kj]
             side = window_values(self, ka) if self._side else {}
+            vals = self._value_columns(ka, ka.W[:ka.n_w], ka.WF[:ka.n_w])
             for w in range(ka.n_w):
                 row = ka.W[w]
                 s = int(row[K.W_START])
@@ -351,7 +354,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                     "key": ka.key, "window_start": s, "window_end": s + size,
                     "elements": int(row[K.W_ELEM]), "pending": int(row[K.W_PEND]),
                     "panes_emitted": int(row[K.W_EMIT]),
-                    "values": {**self._values(ka, row.tolist(), ka.WF[w].tolist()),
+                    "values": {**{name: col[w] for name, col in vals.items()},
                                **{name: col[w] for name, col in side.items()}},
                     "first_event_time": int(row[K.W_FIRST]),
                     "last_event_time": int(row[K.W_LAST]),
@@ -442,29 +445,9 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                 records[rec] if records is not None else None))
             self._count_late(ka, s, dropped=1)
 
-    def _values(self, ka: KeyArrays, row: list[int], frow: list[float]) -> dict[str, Any]:
-        """``aggregates.result`` of each aggregation of one window (or pane) row (as
-        lists: indexing numpy rows per field costs more than the conversion)."""
-        out: dict[str, Any] = {}
-        objs = ka.objs
-        for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
-            b = K.W_AGG + K.A_WIDTH * j
-            if fn in SIDE_FNS:
-                continue  # from the pane's members (member_values)
-            if fn == "count":
-                out[name] = int(row[b + K.A_CNT])
-            elif fn == "sum":
-                out[name] = float(frow[2 * j]) if row[b + K.A_ISF] else int(row[b + K.A_ISUM])
-            elif fn == "mean":
-                c = int(row[b + K.A_CNT])
-                tot = float(frow[2 * j]) if row[b + K.A_ISF] else int(row[b + K.A_ISUM])
-                out[name] = None if c == 0 else float(tot) / c
-            elif fn in ("min", "max"):
-                out[name] = None if not row[b + K.A_HAS] else (
-                    float(frow[2 * j + 1]) if row[b + K.A_EISF] else int(row[b + K.A_EI]))
-            else:
-                out[name] = objs[int(row[b + K.A_OREF])] if row[b + K.A_HAS] else None
-        return out
+    def _value_columns(self, ka: KeyArrays, W: NDArray[np.int64], WF: NDArray[np.float64]
+                       ) -> dict[str, list[Any]]:
+        return value_columns(self._names, self._fns, ka.objs, W, WF)
 
     def _panes(self, ka: KeyArrays, PR: NDArray[np.int64], PW: NDArray[np.int64],
                PF: NDArray[np.float64], wm_out: int | None,
@@ -478,16 +461,17 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         size = self._size
         key = ka.key
         lp = ka.lp
-        pw, pf = PW.tolist(), PF.tolist()
-        side = member_values(self, ka.objs, *members, len(PR)) if members is not None else {}
+        cols = self._value_columns(ka, PW, PF)
+        if members is not None:
+            cols.update(member_values(self, ka.objs, *members, len(PR)))
+        rows = (_value_dicts(list(cols), list(cols.values())) if cols
+                else [{} for _ in range(len(PR))])
+        firsts, lasts = PW[:, K.W_FIRST].tolist(), PW[:, K.W_LAST].tolist()
         for i, (rec, s, timing, idx, is_last, gone, *_) in enumerate(PR.tolist()):
             if wms is not None:
                 wm_out = wms[i]
-            row = pw[i]
-            values = self._values(ka, row, pf[i])
-            for name, col in side.items():
-                values[name] = col[i]
-            first_t, last_t = row[K.W_FIRST], row[K.W_LAST]
+            values = rows[i]
+            first_t, last_t = firsts[i], lasts[i]
             ems: list[Emission] = []
             if self._retracting:
                 old = lp.get(s)
