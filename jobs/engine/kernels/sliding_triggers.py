@@ -31,6 +31,7 @@ hands over to the general engine for good.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,7 @@ from jobs.engine.records import (
 )
 from jobs.engine.state import EngineState
 from jobs.engine.vectorized.columns import _value_dicts
+from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import (
     Unsupported,
@@ -192,6 +194,8 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         """(due time, key JSON): keys whose windows may hold a timer due then (stale entries
         are skipped: the key's ``timer`` moved)."""
         self._kj_cache: dict[tuple[type, Key], str] = {}
+        self._key_table = KeyTable()
+        """Bulk codes of the input keys (grouping a unit by key without a step per record)."""
         if state is not None:
             from jobs.engine.kernels.sliding_trigger_state import load_state
 
@@ -238,10 +242,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
             return out + self._hand_over(batch, str(exc))
         base = self.seq
         self.seq += n
-        groups: dict[str, list[int]] = {}
-        kj_of = self._kj
-        for i, k in enumerate(batch.keys):
-            groups.setdefault(kj_of(k), []).append(i)
+        groups = self._groups(batch.keys, n)
         wm_known = self.wm is not None
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
         wm_out = self.wm
@@ -249,18 +250,17 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         touched: list[KeyArrays] = []
         m = len(self._names)
         ev, lv = self._timer_values()
-        for kj, idxs in groups.items():
+        for kj, key, ix in groups:
             ka = self.keys.get(kj)
             if ka is None:
-                ka = self.keys[kj] = KeyArrays(plain_key(batch.keys[idxs[0]]), kj, m)
-            ix = np.array(idxs, dtype=np.int64)
+                ka = self.keys[kj] = KeyArrays(key, kj, m)
             urt = URT[ix]
             o = len(ka.objs)
             for j, col in enumerate(cols):
                 if col is not None:
-                    ka.objs.extend([col[i] for i in idxs])
-                    urt[:, K.R_AGG + K.R_WIDTH * j + 3] = o + np.arange(len(idxs))
-                    o += len(idxs)
+                    ka.objs.extend(col[ix].tolist())
+                    urt[:, K.R_AGG + K.R_WIDTH * j + 3] = o + np.arange(len(ix))
+                    o += len(ix)
             kt = times[ix]
             pane_wms: list[int | None] | None = None
             gone: list[int] = []
@@ -376,8 +376,44 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
     def _kj(self, key: Key) -> str:
         return cached_key_json(self._kj_cache, key)
 
+    def _groups(self, keys: Sequence[Any], n: int) -> list[tuple[str, Key, NDArray[np.int64]]]:
+        """The unit's records by key, keys in first-seen order: (key JSON, key, the records'
+        indexes in arrival order). Keys are coded in bulk by the key table; the key JSON is
+        computed once per distinct code (codes of one key JSON, e.g. a numpy and a Python
+        int, are one group)."""
+        codes = self._key_table.encode(keys)
+        uniq, inv = np.unique(codes, return_inverse=True)
+        inv = inv.reshape(-1)
+        values = self._key_table.values
+        gid_of: dict[str, int] = {}
+        names: list[tuple[str, Key]] = []
+        gmap = np.empty(len(uniq), dtype=np.int64)
+        for u, c in enumerate(uniq.tolist()):
+            key = plain_key(values[c])
+            kj = self._kj(key)
+            g = gid_of.get(kj)
+            if g is None:
+                g = gid_of[kj] = len(names)
+                names.append((kj, key))
+            gmap[u] = g
+        g_rec = gmap[inv]
+        first = np.full(len(names), n, dtype=np.int64)
+        np.minimum.at(first, g_rec, np.arange(n, dtype=np.int64))
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(names), dtype=np.int64)
+        r_rec = rank[g_rec]
+        order = np.argsort(r_rec, kind="stable")
+        ends = np.cumsum(np.bincount(r_rec, minlength=len(names))).tolist()
+        by_rank = [names[g] for g in np.argsort(rank).tolist()]
+        out = []
+        lo = 0
+        for (kj, key), hi in zip(by_rank, ends, strict=True):
+            out.append((kj, key, order[lo:hi]))
+            lo = hi
+        return out
+
     def _encode(self, batch: RecordBatch, n: int, times: NDArray[np.int64]) -> tuple[
-            NDArray[np.int64], NDArray[np.float64], list[list[Any] | None]]:
+            NDArray[np.int64], NDArray[np.float64], list[NDArray[Any] | None]]:
         """The unit's held-record rows (refs filled in per key) and, per aggregation, its
         input objects (None for ``count(*)``); raises :class:`Unsupported` before any state
         changes for input the arrays cannot hold."""
@@ -387,7 +423,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         URT = np.zeros((n, K.R_AGG + K.R_WIDTH * m), dtype=np.int64)
         URF = np.zeros((n, max(m, 1)), dtype=np.float64)
         URT[:, K.R_T] = times
-        cols: list[list[Any] | None] = []
+        cols: list[NDArray[Any] | None] = []
         budget = 0
         for j, (name, fn, star) in enumerate(zip(self._names, self._fns, self._star,
                                                  strict=True)):
@@ -400,10 +436,9 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
             raw = batch.columns.get(name)
             if raw is None:
                 raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
-            values = raw.tolist() if isinstance(raw, np.ndarray) else list(raw)
-            cols.append(values)
+            ov = object_values(raw, n)  # plain Python values; lists stay one value each
+            cols.append(ov)
             if fn in ("count", "first", "last") or fn in SIDE_FNS:
-                ov = object_values(raw, n)  # lists stay one value each
                 valid = null_mask(ov, n)
                 URT[:, b] = valid
                 if fn == "count_distinct":
