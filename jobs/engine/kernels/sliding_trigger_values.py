@@ -37,11 +37,13 @@ def _mixed(ints: I64, floats: F64, is_float: B, missing: B | None = None) -> lis
     return out
 
 
-def value_columns(names: Sequence[str], fns: Sequence[str], objs: Sequence[Any], W: I64,
-                  WF: F64) -> dict[str, list[Any]]:
+def value_columns(names: Sequence[str], fns: Sequence[str],
+                  segments: Sequence[tuple[Sequence[Any], int, int]], W: I64, WF: F64
+                  ) -> dict[str, list[Any]]:
     """``aggregates.result`` of each accumulator aggregation for every row of ``W`` / ``WF``
     (``collect`` / ``count_distinct`` are left out: they are read from the held records);
-    ``objs``: the key's input objects the rows' first / last refs point into."""
+    ``segments``: ``(objs, lo, hi)``, rows ``lo:hi`` belong to a key whose input objects
+    (those the first / last refs point into) are ``objs``."""
     out: dict[str, list[Any]] = {}
     for j, (name, fn) in enumerate(zip(names, fns, strict=True)):
         b = K.W_AGG + K.A_WIDTH * j
@@ -66,7 +68,11 @@ def value_columns(names: Sequence[str], fns: Sequence[str], objs: Sequence[Any],
         elif fn in ("min", "max"):
             out[name] = _mixed(W[:, b + K.A_EI], WF[:, 2 * j + 1], W[:, b + K.A_EISF] != 0,
                                W[:, b + K.A_HAS] == 0)
-        else:  # first, last: the input object by reference
-            out[name] = [objs[r] if h else None for r, h in zip(
-                W[:, b + K.A_OREF].tolist(), W[:, b + K.A_HAS].tolist(), strict=True)]
+        else:  # first, last: the input object by reference, in its key's objects
+            refs, has = W[:, b + K.A_OREF].tolist(), W[:, b + K.A_HAS].tolist()
+            col = []
+            for objs, lo, hi in segments:
+                col.extend([objs[r] if h else None for r, h in zip(
+                    refs[lo:hi], has[lo:hi], strict=True)])
+            out[name] = col
     return out

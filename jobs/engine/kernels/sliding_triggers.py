@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -47,11 +48,16 @@ from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
 from jobs.engine.kernels.sliding_key_triggers import KeyScopedSlidingTriggers
+from jobs.engine.kernels.sliding_trigger_panes import (
+    PaneRows,
+    build_panes,
+    in_order,
+    key_ranks,
+)
 from jobs.engine.kernels.sliding_trigger_side import (
     DISTINCT_LIMIT,
     SIDE_FNS,
     compact_distinct,
-    member_values,
     pane_side,
     window_values,
 )
@@ -63,12 +69,9 @@ from jobs.engine.records import (
     LateReason,
     LateRecord,
     RecordBatch,
-    Timing,
-    make_pane,
     plain_key,
 )
 from jobs.engine.state import EngineState
-from jobs.engine.vectorized.columns import _value_dicts
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import (
@@ -80,7 +83,6 @@ from jobs.engine.vectorized.values import (
 
 FN_CODES = {"count": K.COUNT, "sum": K.SUM, "min": K.MIN, "max": K.MAX, "mean": K.MEAN,
             "first": K.FIRST, "last": K.LAST, "collect": K.SIDE, "count_distinct": K.SIDE}
-TIMINGS: tuple[Timing, Timing, Timing] = ("EARLY", "ON_TIME", "LATE")
 REASONS: tuple[LateReason, LateReason] = ("before_watermark", "expired")
 FAR = 2**62
 """Watermarks are clamped to +-FAR for the kernels (times and sizes are below 2**60)."""
@@ -246,7 +248,9 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         wm_known = self.wm is not None
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
         wm_out = self.wm
-        per_rec: dict[int, list[Emission]] = {}
+        late: list[tuple[int, LateRecord]] = []
+        parts: list[PaneRows] = []
+        gone_of: list[tuple[KeyArrays, list[int]]] = []
         touched: list[KeyArrays] = []
         m = len(self._names)
         ev, lv = self._timer_values()
@@ -278,19 +282,21 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
             if ka.max_t is None or kmax > ka.max_t:
                 ka.max_t = kmax
             if n_l:
-                self._late_lines(ka, LR[:n_l], batch, times, per_rec)
+                self._late_lines(ka, LR[:n_l], batch, times, late)
             if n_a:
                 for s in AR[:n_a, 1].tolist():
                     self._count_late(ka, s, accepted=1)
             if n_p:
                 members = pane_side(self, ka, PR, n_p) if self._side else None
-                for rec, ems in self._panes(ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
-                                            members, pane_wms):
-                    per_rec.setdefault(rec, []).extend(ems)
+                parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p], members, wm_out,
+                                      pane_wms))
+            if gone:
+                gone_of.append((ka, gone))
+            touched.append(ka)
+        out.extend(self._unit_output(parts, late))
+        for ka, gone in gone_of:  # windows that closed without a pane (after their panes)
             for s in gone:
                 ka.lp.pop(s, None)
-            touched.append(ka)
-        out.extend(e for i in sorted(per_rec) for e in per_rec[i])
         bmax = int(times.max())
         if self.max_t is None or bmax > self.max_t:
             self.max_t = bmax
@@ -471,60 +477,43 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         row[4] += dropped
 
     def _late_lines(self, ka: KeyArrays, rows: NDArray[np.int64], batch: RecordBatch,
-                    times: NDArray[np.int64], per_rec: dict[int, list[Emission]]) -> None:
+                    times: NDArray[np.int64], late: list[tuple[int, LateRecord]]) -> None:
         records = batch.records
         size = self._size
         for rec, s, reason in rows.tolist():
-            per_rec.setdefault(rec, []).append(LateRecord(
+            late.append((rec, LateRecord(
                 ka.key, int(times[rec]), s, s + size, REASONS[reason],
-                records[rec] if records is not None else None))
+                records[rec] if records is not None else None)))
             self._count_late(ka, s, dropped=1)
+
+    def _unit_output(self, parts: list[PaneRows], late: list[tuple[int, LateRecord]]
+                     ) -> list[Emission]:
+        """The unit's panes (all keys' rows built at once) and late lines in record order: a
+        record's late lines, then the panes it fired."""
+        ems, row_of, _ = build_panes(self, parts)
+        if ems:
+            recs = np.concatenate([p.PR[:, K.P_REC] for p in parts])
+            ems = in_order(ems, row_of, np.argsort(recs, kind="stable"))
+        if not late:
+            return ems
+        late.sort(key=itemgetter(0))
+        if not ems:
+            return [e for _, e in late]
+        em_recs = np.sort(recs[row_of])  # the record of each emission, in their order
+        before = np.searchsorted(em_recs, [r for r, _ in late], side="left").tolist()
+        out: list[Emission] = []
+        at = 0
+        for pos, (_, e) in zip(before, late, strict=True):
+            if pos > at:
+                out.extend(ems[at:pos])
+                at = pos
+            out.append(e)
+        out.extend(ems[at:])
+        return out
 
     def _value_columns(self, ka: KeyArrays, W: NDArray[np.int64], WF: NDArray[np.float64]
                        ) -> dict[str, list[Any]]:
-        return value_columns(self._names, self._fns, ka.objs, W, WF)
-
-    def _panes(self, ka: KeyArrays, PR: NDArray[np.int64], PW: NDArray[np.int64],
-               PF: NDArray[np.float64], wm_out: int | None,
-               members: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None,
-               wms: list[int | None] | None = None) -> list[tuple[int, list[Emission]]]:
-        """Each pane row's emissions (retracting: the window's last pane withdrawn first);
-        ``members``: the side aggregations' outputs (:func:`K.side_outputs`); ``wms``: the
-        watermark each pane shows (else ``wm_out``)."""
-        out: list[tuple[int, list[Emission]]] = []
-        now = self.processing_time
-        size = self._size
-        key = ka.key
-        lp = ka.lp
-        cols = self._value_columns(ka, PW, PF)
-        if members is not None:
-            cols.update(member_values(self, ka.objs, *members, len(PR)))
-        rows = (_value_dicts(list(cols), list(cols.values())) if cols
-                else [{} for _ in range(len(PR))])
-        firsts, lasts = PW[:, K.W_FIRST].tolist(), PW[:, K.W_LAST].tolist()
-        for i, (rec, s, timing, idx, is_last, gone, *_) in enumerate(PR.tolist()):
-            if wms is not None:
-                wm_out = wms[i]
-            values = rows[i]
-            first_t, last_t = firsts[i], lasts[i]
-            ems: list[Emission] = []
-            if self._retracting:
-                old = lp.get(s)
-                if old is not None:
-                    ems.append(make_pane(
-                        key, old["start"], old["end"], old["timing"], old["pane_index"],
-                        old["pane_index"] == 0, False, True, old["values"], now, wm_out,
-                        old["first_t"], old["last_t"]))
-                if gone:
-                    lp.pop(s, None)
-                else:
-                    lp[s] = {"start": s, "end": s + size, "timing": TIMINGS[timing],
-                             "pane_index": idx, "values": dict(values), "first_t": first_t,
-                             "last_t": last_t}
-            ems.append(make_pane(key, s, s + size, TIMINGS[timing], idx, idx == 0,
-                                 bool(is_last), False, values, now, wm_out, first_t, last_t))
-            out.append((rec, ems))
-        return out
+        return value_columns(self._names, self._fns, [(ka.objs, 0, len(W))], W, WF)
 
     def _wm_of(self, ka: KeyArrays) -> tuple[bool, int, int | None]:
         """The watermark ``ka``'s windows run at (the key's own under ``scope: key``): known,
@@ -560,22 +549,22 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                 ka.timer = K.NO_TIMER
         if not keys:
             return []
-        rows: list[tuple[int, int, str, list[Emission]]] = []
-        for kj, ka in keys.items():
+        parts: list[PaneRows] = []
+        for ka in keys.values():
             wm_known, wm0, wm_out = self._wm_of(ka)
             PR, PW, PF, n_p = K.fire_timers(ka.W, ka.WF, ka.n_w, now, wm_known, wm0,
                                             self._size, self._discarding, self._kinds,
                                             self.seq - 1)
             if n_p:
                 members = pane_side(self, ka, PR, n_p) if self._side else None
-                dues = PR[:n_p, K.P_REC].tolist()
-                starts = PR[:n_p, K.P_START].tolist()
-                for due, s, (_, ems) in zip(dues, starts, self._panes(
-                        ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out, members), strict=True):
-                    rows.append((due, s, kj, ems))
+                parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p], members, wm_out))
             self._push_timer(ka)
-        rows.sort(key=lambda r: r[:3])
-        return [e for *_, ems in rows for e in ems]
+        ems, row_of, part = build_panes(self, parts)
+        if not ems:
+            return ems
+        PR = np.concatenate([p.PR for p in parts])
+        return in_order(ems, row_of, np.lexsort(
+            (key_ranks(parts)[part], PR[:, K.P_START], PR[:, K.P_REC])))
 
     def _push_deadline(self, ka: KeyArrays) -> None:
         if self._key_scope:  # the unit's keys run their windows, not a global deadline
@@ -606,9 +595,11 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                     visited[kj] = ka
                     ka.deadline = FAR + 1  # its next deadline gets a fresh heap entry
         ev, lv = self._timer_values()
-        rows: list[tuple[int, str, list[Emission]]] = []
+        parts: list[PaneRows] = []
+        ran: list[tuple[str, KeyArrays, list[int]]] = []
         for kj, ka in visited.items():
             wm_known, wm0, wm_out = self._wm_of(ka)
+            gone: list[int] = []
             if ka.n_w or ka.n_h:
                 ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS = K.fire_due(
                     wm_known, wm0, self.ended, self._size, self._al, self._early_n,
@@ -616,13 +607,18 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                     self._kinds, ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ev, lv,
                     self.seq - 1, self._side_cols, self._side_distinct, len(self._distinct))
                 if n_p:
-                    starts = PR[:n_p, K.P_START].tolist()
-                    for s, (_, ems) in zip(starts, self._panes(
-                            ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
-                            (CNT, REFS) if self._side else None), strict=True):
-                        rows.append((s, kj, ems))
-                for s in GONE[:n_g].tolist():
-                    ka.lp.pop(s, None)
+                    parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p],
+                                          (CNT, REFS) if self._side else None, wm_out))
+                gone = GONE[:n_g].tolist()
+            ran.append((kj, ka, gone))
+        ems, row_of, part = build_panes(self, parts)  # before objects are compacted
+        if ems:
+            PR = np.concatenate([p.PR for p in parts])
+            ems = in_order(ems, row_of, np.lexsort((key_ranks(parts)[part],
+                                                    PR[:, K.P_START])))
+        for kj, ka, gone in ran:
+            for s in gone:
+                ka.lp.pop(s, None)
             if ka.empty() and not self._key_scope:  # a key's own watermark is never forgotten
                 del self.keys[kj]
             else:
@@ -634,8 +630,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                     compact_objs(self, ka)
         if len(self._distinct) > self._distinct_limit:
             compact_distinct(self)
-        rows.sort(key=lambda r: (r[0], r[1]))
-        return [e for _, _, ems in rows for e in ems]
+        return ems
 
     def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
         """Convert the state to the general engine's and let it run from now on (this batch
