@@ -20,7 +20,9 @@ arrays (:class:`KeyArrays`): held records and windows sorted by start; the Pytho
 the key's input objects (records and first/last values, by reference), in retracting mode
 each window's last pane (the general engine's dict), and the late counts. ``collect`` and
 ``count_distinct`` keep no accumulator: a pane reads them from the held records inside its
-window (:mod:`.sliding_trigger_side`).
+window (:mod:`.sliding_trigger_side`). A unit's records are grouped by key from the key
+table's bulk codes; the pane rows the kernels give for all keys of an engine call become
+``Pane`` objects at once, column by column (:mod:`.sliding_trigger_panes`).
 
 State snapshots *are* the general engine's (:mod:`.sliding_trigger_state` converts both
 ways); input or a restored state the arrays cannot hold (non-numeric values for
