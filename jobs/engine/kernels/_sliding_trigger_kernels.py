@@ -100,6 +100,7 @@ def _starts(t, size, RT, n_h, wm_known, wm0, al, buf):
         if not wm_known or r + size + 2 + al > wm0:
             buf[m] = r + 1
             m += 1
+    n_r = m - 1
     # windows ending at the records q in [t, t+size]
     lo = _bisect(RT, n_h, R_T, t, False)
     hi = _bisect(RT, n_h, R_T, t + size, True)
@@ -108,12 +109,26 @@ def _starts(t, size, RT, n_h, wm_known, wm0, al, buf):
         if not wm_known or q + size + 2 + al > wm0:
             buf[m] = q - size
             m += 1
-    out = np.sort(buf[:m])
+    # three ascending runs: [t - size], the right windows, the left windows: merged in place
+    # of a sort (the right windows' starts are at most t, the left ones at least t - size)
+    out = buf[:m].copy()
+    a, a_end = 1, 1 + n_r
+    b, b_end = a_end, m
     k = 0
-    for i in range(m):
-        if i == 0 or out[i] != out[i - 1]:
-            buf[k] = out[i]
+    last = t - size
+    buf[k] = last
+    k += 1
+    while a < a_end or b < b_end:
+        if b >= b_end or (a < a_end and out[a] <= out[b]):
+            v = out[a]
+            a += 1
+        else:
+            v = out[b]
+            b += 1
+        if v != last:
+            buf[k] = v
             k += 1
+            last = v
     return buf, k
 
 
@@ -353,13 +368,18 @@ def ingest_key(
         if touched.shape[0] < ns + 1:
             touched = np.empty(2 * ns + 2, dtype=np.int64)
         n_t = 0
+        w = -1  # the starts ascend: after the first search, windows are found by a walk
         for i in range(ns):
             s = buf[i]
             close = s + size + 1
             if _expired(close, wm_known, wm0, al):
                 LR, n_l = _late_row(LR, n_l, rec, s, EXPIRED)
                 continue
-            w = _bisect(W, n_w, W_START, s, False)
+            if w < 0:
+                w = _bisect(W, n_w, W_START, s, False)
+            else:
+                while w < n_w and W[w, W_START] < s:
+                    w += 1
             if w < n_w and W[w, W_START] == s:
                 _add(W, WF, w, RT, RF, pos, kinds)
             else:
@@ -371,6 +391,7 @@ def ingest_key(
                 born_next += 1
             touched[n_t] = s
             n_t += 1
+            w += 1
             if wm_known and wm0 >= close:
                 AR = _grow(AR, n_a + 1)
                 AR[n_a, 0] = rec
@@ -391,14 +412,21 @@ def ingest_key(
                 touched[n_t] = s
                 n_t += 1
         if step:
+            w = -1
             for i in range(n_t):
-                w = _bisect(W, n_w, W_START, touched[i], False)
+                if w < 0:
+                    w = _bisect(W, n_w, W_START, touched[i], False)
+                else:
+                    while W[w, W_START] < touched[i]:
+                        w += 1
                 PR, PW, PF, n_p, dead = _run_window(
                     W, WF, w, rec, wm_known, wm0, False, size, al, early_n, late_n, at_end,
                     False, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv, seqs[r])
                 if dead:
                     PR[n_p - 1, P_GONE] = 1
                     n_w = _remove_window(W, WF, n_w, w)
+                else:
+                    w += 1
     return RT, RF, n_h, W, WF, n_w, born_next, LR, n_l, AR, n_a, PR, PW, PF, n_p
 
 

@@ -20,7 +20,9 @@ arrays (:class:`KeyArrays`): held records and windows sorted by start; the Pytho
 the key's input objects (records and first/last values, by reference), in retracting mode
 each window's last pane (the general engine's dict), and the late counts. ``collect`` and
 ``count_distinct`` keep no accumulator: a pane reads them from the held records inside its
-window (:mod:`.sliding_trigger_side`).
+window (:mod:`.sliding_trigger_side`). A unit's records are grouped by key from the key
+table's bulk codes; the pane rows the kernels give for all keys of an engine call become
+``Pane`` objects at once, column by column (:mod:`.sliding_trigger_panes`).
 
 State snapshots *are* the general engine's (:mod:`.sliding_trigger_state` converts both
 ways); input or a restored state the arrays cannot hold (non-numeric values for
@@ -31,6 +33,8 @@ hands over to the general engine for good.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -46,14 +50,20 @@ from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
 from jobs.engine.kernels.sliding_key_triggers import KeyScopedSlidingTriggers
+from jobs.engine.kernels.sliding_trigger_panes import (
+    PaneRows,
+    build_panes,
+    in_order,
+    key_ranks,
+)
 from jobs.engine.kernels.sliding_trigger_side import (
     DISTINCT_LIMIT,
     SIDE_FNS,
     compact_distinct,
-    member_values,
     pane_side,
     window_values,
 )
+from jobs.engine.kernels.sliding_trigger_values import value_columns
 from jobs.engine.kernels.timers import timer_due_times
 from jobs.engine.records import (
     Emission,
@@ -61,11 +71,10 @@ from jobs.engine.records import (
     LateReason,
     LateRecord,
     RecordBatch,
-    Timing,
-    make_pane,
     plain_key,
 )
 from jobs.engine.state import EngineState
+from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import (
     Unsupported,
@@ -76,7 +85,6 @@ from jobs.engine.vectorized.values import (
 
 FN_CODES = {"count": K.COUNT, "sum": K.SUM, "min": K.MIN, "max": K.MAX, "mean": K.MEAN,
             "first": K.FIRST, "last": K.LAST, "collect": K.SIDE, "count_distinct": K.SIDE}
-TIMINGS: tuple[Timing, Timing, Timing] = ("EARLY", "ON_TIME", "LATE")
 REASONS: tuple[LateReason, LateReason] = ("before_watermark", "expired")
 FAR = 2**62
 """Watermarks are clamped to +-FAR for the kernels (times and sizes are below 2**60)."""
@@ -190,6 +198,8 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         """(due time, key JSON): keys whose windows may hold a timer due then (stale entries
         are skipped: the key's ``timer`` moved)."""
         self._kj_cache: dict[tuple[type, Key], str] = {}
+        self._key_table = KeyTable()
+        """Bulk codes of the input keys (grouping a unit by key without a step per record)."""
         if state is not None:
             from jobs.engine.kernels.sliding_trigger_state import load_state
 
@@ -236,29 +246,27 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
             return out + self._hand_over(batch, str(exc))
         base = self.seq
         self.seq += n
-        groups: dict[str, list[int]] = {}
-        kj_of = self._kj
-        for i, k in enumerate(batch.keys):
-            groups.setdefault(kj_of(k), []).append(i)
+        groups = self._groups(batch.keys, n)
         wm_known = self.wm is not None
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
         wm_out = self.wm
-        per_rec: dict[int, list[Emission]] = {}
+        late: list[tuple[int, LateRecord]] = []
+        parts: list[PaneRows] = []
+        gone_of: list[tuple[KeyArrays, list[int]]] = []
         touched: list[KeyArrays] = []
         m = len(self._names)
         ev, lv = self._timer_values()
-        for kj, idxs in groups.items():
+        for kj, key, ix in groups:
             ka = self.keys.get(kj)
             if ka is None:
-                ka = self.keys[kj] = KeyArrays(plain_key(batch.keys[idxs[0]]), kj, m)
-            ix = np.array(idxs, dtype=np.int64)
+                ka = self.keys[kj] = KeyArrays(key, kj, m)
             urt = URT[ix]
             o = len(ka.objs)
             for j, col in enumerate(cols):
                 if col is not None:
-                    ka.objs.extend([col[i] for i in idxs])
-                    urt[:, K.R_AGG + K.R_WIDTH * j + 3] = o + np.arange(len(idxs))
-                    o += len(idxs)
+                    ka.objs.extend(col[ix].tolist())
+                    urt[:, K.R_AGG + K.R_WIDTH * j + 3] = o + np.arange(len(ix))
+                    o += len(ix)
             kt = times[ix]
             pane_wms: list[int | None] | None = None
             gone: list[int] = []
@@ -276,19 +284,21 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
             if ka.max_t is None or kmax > ka.max_t:
                 ka.max_t = kmax
             if n_l:
-                self._late_lines(ka, LR[:n_l], batch, times, per_rec)
+                self._late_lines(ka, LR[:n_l], batch, times, late)
             if n_a:
                 for s in AR[:n_a, 1].tolist():
                     self._count_late(ka, s, accepted=1)
             if n_p:
                 members = pane_side(self, ka, PR, n_p) if self._side else None
-                for rec, ems in self._panes(ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
-                                            members, pane_wms):
-                    per_rec.setdefault(rec, []).extend(ems)
+                parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p], members, wm_out,
+                                      pane_wms))
+            if gone:
+                gone_of.append((ka, gone))
+            touched.append(ka)
+        out.extend(self._unit_output(parts, late))
+        for ka, gone in gone_of:  # windows that closed without a pane (after their panes)
             for s in gone:
                 ka.lp.pop(s, None)
-            touched.append(ka)
-        out.extend(e for i in sorted(per_rec) for e in per_rec[i])
         bmax = int(times.max())
         if self.max_t is None or bmax > self.max_t:
             self.max_t = bmax
@@ -344,6 +354,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         for kj in sorted(self.keys):
             ka = self.keys[kj]
             side = window_values(self, ka) if self._side else {}
+            vals = self._value_columns(ka, ka.W[:ka.n_w], ka.WF[:ka.n_w])
             for w in range(ka.n_w):
                 row = ka.W[w]
                 s = int(row[K.W_START])
@@ -351,7 +362,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                     "key": ka.key, "window_start": s, "window_end": s + size,
                     "elements": int(row[K.W_ELEM]), "pending": int(row[K.W_PEND]),
                     "panes_emitted": int(row[K.W_EMIT]),
-                    "values": {**self._values(ka, row.tolist(), ka.WF[w].tolist()),
+                    "values": {**{name: col[w] for name, col in vals.items()},
                                **{name: col[w] for name, col in side.items()}},
                     "first_event_time": int(row[K.W_FIRST]),
                     "last_event_time": int(row[K.W_LAST]),
@@ -373,8 +384,44 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
     def _kj(self, key: Key) -> str:
         return cached_key_json(self._kj_cache, key)
 
+    def _groups(self, keys: Sequence[Any], n: int) -> list[tuple[str, Key, NDArray[np.int64]]]:
+        """The unit's records by key, keys in first-seen order: (key JSON, key, the records'
+        indexes in arrival order). Keys are coded in bulk by the key table; the key JSON is
+        computed once per distinct code (codes of one key JSON, e.g. a numpy and a Python
+        int, are one group)."""
+        codes = self._key_table.encode(keys)
+        uniq, inv = np.unique(codes, return_inverse=True)
+        inv = inv.reshape(-1)
+        values = self._key_table.values
+        gid_of: dict[str, int] = {}
+        names: list[tuple[str, Key]] = []
+        gmap = np.empty(len(uniq), dtype=np.int64)
+        for u, c in enumerate(uniq.tolist()):
+            key = plain_key(values[c])
+            kj = self._kj(key)
+            g = gid_of.get(kj)
+            if g is None:
+                g = gid_of[kj] = len(names)
+                names.append((kj, key))
+            gmap[u] = g
+        g_rec = gmap[inv]
+        first = np.full(len(names), n, dtype=np.int64)
+        np.minimum.at(first, g_rec, np.arange(n, dtype=np.int64))
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(names), dtype=np.int64)
+        r_rec = rank[g_rec]
+        order = np.argsort(r_rec, kind="stable")
+        ends = np.cumsum(np.bincount(r_rec, minlength=len(names))).tolist()
+        by_rank = [names[g] for g in np.argsort(rank).tolist()]
+        out = []
+        lo = 0
+        for (kj, key), hi in zip(by_rank, ends, strict=True):
+            out.append((kj, key, order[lo:hi]))
+            lo = hi
+        return out
+
     def _encode(self, batch: RecordBatch, n: int, times: NDArray[np.int64]) -> tuple[
-            NDArray[np.int64], NDArray[np.float64], list[list[Any] | None]]:
+            NDArray[np.int64], NDArray[np.float64], list[NDArray[Any] | None]]:
         """The unit's held-record rows (refs filled in per key) and, per aggregation, its
         input objects (None for ``count(*)``); raises :class:`Unsupported` before any state
         changes for input the arrays cannot hold."""
@@ -384,7 +431,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         URT = np.zeros((n, K.R_AGG + K.R_WIDTH * m), dtype=np.int64)
         URF = np.zeros((n, max(m, 1)), dtype=np.float64)
         URT[:, K.R_T] = times
-        cols: list[list[Any] | None] = []
+        cols: list[NDArray[Any] | None] = []
         budget = 0
         for j, (name, fn, star) in enumerate(zip(self._names, self._fns, self._star,
                                                  strict=True)):
@@ -397,10 +444,9 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
             raw = batch.columns.get(name)
             if raw is None:
                 raise EngineError(f"ingest: the batch has no column for aggregation {name!r}")
-            values = raw.tolist() if isinstance(raw, np.ndarray) else list(raw)
-            cols.append(values)
+            ov = object_values(raw, n)  # plain Python values; lists stay one value each
+            cols.append(ov)
             if fn in ("count", "first", "last") or fn in SIDE_FNS:
-                ov = object_values(raw, n)  # lists stay one value each
                 valid = null_mask(ov, n)
                 URT[:, b] = valid
                 if fn == "count_distinct":
@@ -433,79 +479,43 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
         row[4] += dropped
 
     def _late_lines(self, ka: KeyArrays, rows: NDArray[np.int64], batch: RecordBatch,
-                    times: NDArray[np.int64], per_rec: dict[int, list[Emission]]) -> None:
+                    times: NDArray[np.int64], late: list[tuple[int, LateRecord]]) -> None:
         records = batch.records
         size = self._size
         for rec, s, reason in rows.tolist():
-            per_rec.setdefault(rec, []).append(LateRecord(
+            late.append((rec, LateRecord(
                 ka.key, int(times[rec]), s, s + size, REASONS[reason],
-                records[rec] if records is not None else None))
+                records[rec] if records is not None else None)))
             self._count_late(ka, s, dropped=1)
 
-    def _values(self, ka: KeyArrays, row: list[int], frow: list[float]) -> dict[str, Any]:
-        """``aggregates.result`` of each aggregation of one window (or pane) row (as
-        lists: indexing numpy rows per field costs more than the conversion)."""
-        out: dict[str, Any] = {}
-        objs = ka.objs
-        for j, (name, fn) in enumerate(zip(self._names, self._fns, strict=True)):
-            b = K.W_AGG + K.A_WIDTH * j
-            if fn in SIDE_FNS:
-                continue  # from the pane's members (member_values)
-            if fn == "count":
-                out[name] = int(row[b + K.A_CNT])
-            elif fn == "sum":
-                out[name] = float(frow[2 * j]) if row[b + K.A_ISF] else int(row[b + K.A_ISUM])
-            elif fn == "mean":
-                c = int(row[b + K.A_CNT])
-                tot = float(frow[2 * j]) if row[b + K.A_ISF] else int(row[b + K.A_ISUM])
-                out[name] = None if c == 0 else float(tot) / c
-            elif fn in ("min", "max"):
-                out[name] = None if not row[b + K.A_HAS] else (
-                    float(frow[2 * j + 1]) if row[b + K.A_EISF] else int(row[b + K.A_EI]))
-            else:
-                out[name] = objs[int(row[b + K.A_OREF])] if row[b + K.A_HAS] else None
+    def _unit_output(self, parts: list[PaneRows], late: list[tuple[int, LateRecord]]
+                     ) -> list[Emission]:
+        """The unit's panes (all keys' rows built at once) and late lines in record order: a
+        record's late lines, then the panes it fired."""
+        ems, row_of, _ = build_panes(self, parts)
+        if ems:
+            recs = np.concatenate([p.PR[:, K.P_REC] for p in parts])
+            ems = in_order(ems, row_of, np.argsort(recs, kind="stable"))
+        if not late:
+            return ems
+        late.sort(key=itemgetter(0))
+        if not ems:
+            return [e for _, e in late]
+        em_recs = np.sort(recs[row_of])  # the record of each emission, in their order
+        before = np.searchsorted(em_recs, [r for r, _ in late], side="left").tolist()
+        out: list[Emission] = []
+        at = 0
+        for pos, (_, e) in zip(before, late, strict=True):
+            if pos > at:
+                out.extend(ems[at:pos])
+                at = pos
+            out.append(e)
+        out.extend(ems[at:])
         return out
 
-    def _panes(self, ka: KeyArrays, PR: NDArray[np.int64], PW: NDArray[np.int64],
-               PF: NDArray[np.float64], wm_out: int | None,
-               members: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None,
-               wms: list[int | None] | None = None) -> list[tuple[int, list[Emission]]]:
-        """Each pane row's emissions (retracting: the window's last pane withdrawn first);
-        ``members``: the side aggregations' outputs (:func:`K.side_outputs`); ``wms``: the
-        watermark each pane shows (else ``wm_out``)."""
-        out: list[tuple[int, list[Emission]]] = []
-        now = self.processing_time
-        size = self._size
-        key = ka.key
-        lp = ka.lp
-        pw, pf = PW.tolist(), PF.tolist()
-        side = member_values(self, ka.objs, *members, len(PR)) if members is not None else {}
-        for i, (rec, s, timing, idx, is_last, gone, *_) in enumerate(PR.tolist()):
-            if wms is not None:
-                wm_out = wms[i]
-            row = pw[i]
-            values = self._values(ka, row, pf[i])
-            for name, col in side.items():
-                values[name] = col[i]
-            first_t, last_t = row[K.W_FIRST], row[K.W_LAST]
-            ems: list[Emission] = []
-            if self._retracting:
-                old = lp.get(s)
-                if old is not None:
-                    ems.append(make_pane(
-                        key, old["start"], old["end"], old["timing"], old["pane_index"],
-                        old["pane_index"] == 0, False, True, old["values"], now, wm_out,
-                        old["first_t"], old["last_t"]))
-                if gone:
-                    lp.pop(s, None)
-                else:
-                    lp[s] = {"start": s, "end": s + size, "timing": TIMINGS[timing],
-                             "pane_index": idx, "values": dict(values), "first_t": first_t,
-                             "last_t": last_t}
-            ems.append(make_pane(key, s, s + size, TIMINGS[timing], idx, idx == 0,
-                                 bool(is_last), False, values, now, wm_out, first_t, last_t))
-            out.append((rec, ems))
-        return out
+    def _value_columns(self, ka: KeyArrays, W: NDArray[np.int64], WF: NDArray[np.float64]
+                       ) -> dict[str, list[Any]]:
+        return value_columns(self._names, self._fns, [(ka.objs, 0, len(W))], W, WF)
 
     def _wm_of(self, ka: KeyArrays) -> tuple[bool, int, int | None]:
         """The watermark ``ka``'s windows run at (the key's own under ``scope: key``): known,
@@ -541,22 +551,22 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                 ka.timer = K.NO_TIMER
         if not keys:
             return []
-        rows: list[tuple[int, int, str, list[Emission]]] = []
-        for kj, ka in keys.items():
+        parts: list[PaneRows] = []
+        for ka in keys.values():
             wm_known, wm0, wm_out = self._wm_of(ka)
             PR, PW, PF, n_p = K.fire_timers(ka.W, ka.WF, ka.n_w, now, wm_known, wm0,
                                             self._size, self._discarding, self._kinds,
                                             self.seq - 1)
             if n_p:
                 members = pane_side(self, ka, PR, n_p) if self._side else None
-                dues = PR[:n_p, K.P_REC].tolist()
-                starts = PR[:n_p, K.P_START].tolist()
-                for due, s, (_, ems) in zip(dues, starts, self._panes(
-                        ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out, members), strict=True):
-                    rows.append((due, s, kj, ems))
+                parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p], members, wm_out))
             self._push_timer(ka)
-        rows.sort(key=lambda r: r[:3])
-        return [e for *_, ems in rows for e in ems]
+        ems, row_of, part = build_panes(self, parts)
+        if not ems:
+            return ems
+        PR = np.concatenate([p.PR for p in parts])
+        return in_order(ems, row_of, np.lexsort(
+            (key_ranks(parts)[part], PR[:, K.P_START], PR[:, K.P_REC])))
 
     def _push_deadline(self, ka: KeyArrays) -> None:
         if self._key_scope:  # the unit's keys run their windows, not a global deadline
@@ -587,9 +597,11 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                     visited[kj] = ka
                     ka.deadline = FAR + 1  # its next deadline gets a fresh heap entry
         ev, lv = self._timer_values()
-        rows: list[tuple[int, str, list[Emission]]] = []
+        parts: list[PaneRows] = []
+        ran: list[tuple[str, KeyArrays, list[int]]] = []
         for kj, ka in visited.items():
             wm_known, wm0, wm_out = self._wm_of(ka)
+            gone: list[int] = []
             if ka.n_w or ka.n_h:
                 ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS = K.fire_due(
                     wm_known, wm0, self.ended, self._size, self._al, self._early_n,
@@ -597,13 +609,18 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                     self._kinds, ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ev, lv,
                     self.seq - 1, self._side_cols, self._side_distinct, len(self._distinct))
                 if n_p:
-                    starts = PR[:n_p, K.P_START].tolist()
-                    for s, (_, ems) in zip(starts, self._panes(
-                            ka, PR[:n_p], PW[:n_p], PF[:n_p], wm_out,
-                            (CNT, REFS) if self._side else None), strict=True):
-                        rows.append((s, kj, ems))
-                for s in GONE[:n_g].tolist():
-                    ka.lp.pop(s, None)
+                    parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p],
+                                          (CNT, REFS) if self._side else None, wm_out))
+                gone = GONE[:n_g].tolist()
+            ran.append((kj, ka, gone))
+        ems, row_of, part = build_panes(self, parts)  # before objects are compacted
+        if ems:
+            PR = np.concatenate([p.PR for p in parts])
+            ems = in_order(ems, row_of, np.lexsort((key_ranks(parts)[part],
+                                                    PR[:, K.P_START])))
+        for kj, ka, gone in ran:
+            for s in gone:
+                ka.lp.pop(s, None)
             if ka.empty() and not self._key_scope:  # a key's own watermark is never forgotten
                 del self.keys[kj]
             else:
@@ -615,8 +632,7 @@ class SlidingTriggerEngine(KeyScopedSlidingTriggers, HandsOver):
                     compact_objs(self, ka)
         if len(self._distinct) > self._distinct_limit:
             compact_distinct(self)
-        rows.sort(key=lambda r: (r[0], r[1]))
-        return [e for _, _, ems in rows for e in ems]
+        return ems
 
     def _hand_over(self, batch: RecordBatch, why: str) -> list[Emission]:
         """Convert the state to the general engine's and let it run from now on (this batch
