@@ -413,7 +413,9 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
     records are read sequentially (each search goes on from the key's previous window); the
     results of ``slots[i]`` go to position ``at[i]``. ``lim`` (empty, or one per slot): window
     ``slots[i]`` holds only the records with a sequence number up to ``lim[i]`` (read by a
-    scan of its records when one of them arrived later)."""
+    scan of its records when one of them arrived later). The first / last record's time,
+    sequence and position (``ot``, ``oseq``, ``oidx``) have a column per window only when
+    ``kinds`` has first or last (none otherwise)."""
     W = len(slots)
     m = len(kinds)
     first_t = np.zeros(W, dtype=np.int64)
@@ -424,9 +426,14 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
     ofs = np.zeros((m, W), dtype=np.float64)
     oisf = np.zeros((m, W), dtype=np.bool_)
     has = np.zeros((m, W), dtype=np.bool_)
-    ot = np.zeros((m, W), dtype=np.int64)
-    oseq = np.zeros((m, W), dtype=np.int64)
-    oidx = np.full((m, W), -1, dtype=np.int64)
+    # the record of first / last (its time, sequence, position): only for those kinds
+    wo = 0
+    for j in range(m):
+        if kinds[j] >= FIRST:
+            wo = W
+    ot = np.zeros((m, wo), dtype=np.int64)
+    oseq = np.zeros((m, wo), dtype=np.int64)
+    oidx = np.full((m, wo), -1, dtype=np.int64)
     ordered = np.empty(16, dtype=np.int64)
     pc_ = np.int64(-1)
     ps_ = np.int64(0)
@@ -517,7 +524,6 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
                         if not has[j, q] or (v < osum[j, q] if kind == MIN else osum[j, q] < v):
                             has[j, q] = True
                             osum[j, q] = v
-                            oidx[j, q] = x
                 continue
             if not made:  # the general engine's order of additions
                 made = True
@@ -570,5 +576,4 @@ def window_values(slots, at, wstart, wkey, wcseq, kstart, kend, rt, rseq, kinds,
                     oisf[j, q] = isf[j, x]
                     osum[j, q] = vi[j, x]
                     ofs[j, q] = vf[j, x]
-                    oidx[j, q] = x
     return first_t, last_t, elements, cnt, osum, ofs, oisf, has, ot, oseq, oidx

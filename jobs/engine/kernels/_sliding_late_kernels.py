@@ -1,6 +1,7 @@
 """Compiled (numba) kernels of the sliding engine's late rows: one unit's late lines as output
 columns and its late counts per window, from the runs :func:`._sliding_kernels.ingest_unit`
-writes (one run of window starts per late or accepted-late record)."""
+writes (one run of window starts per late or accepted-late record). The counts stay runs (8
+bytes per (record, window) pair) until the engine sums them per window."""
 
 from __future__ import annotations
 
@@ -46,14 +47,15 @@ def late_columns(drop_start, drop_rec, drop_off, drop_reason, codes, times, size
 
 
 @njit(cache=True)
-def late_window_counts(codes, drop_start, drop_rec, drop_off, acc_start, acc_rec, acc_off,
-                       late_acc):
-    """One unit's late counts per window as rows (key code, window start, accepted, dropped),
-    one per late line or accepted-late record and window, in one pass (summed per window when
-    the engine compacts its chunks or reads them); adds the accepted ones to their key's count
-    in ``late_acc``. The runs are those of :func:`ingest_unit`."""
+def late_window_rows(run_codes, drop_start, drop_off, acc_start, acc_off):
+    """Late counts per window as rows (key code, window start, accepted, dropped), one per
+    late line or accepted-late record and window, from one unit's runs as the engine keeps
+    them until it sums them (:meth:`SlidingArrays._compact_late`): ``run_codes`` holds the key
+    code of each late-line run, then of each accepted-late run; the starts and offsets are
+    those of :func:`ingest_unit`."""
     nd = len(drop_start)
     na = len(acc_start)
+    ndr = len(drop_off) - 1
     oc = np.empty(nd + na, dtype=np.int64)
     os_ = np.empty(nd + na, dtype=np.int64)
     oa = np.zeros(nd + na, dtype=np.int64)
@@ -62,10 +64,24 @@ def late_window_counts(codes, drop_start, drop_rec, drop_off, acc_start, acc_rec
     os_[nd:] = acc_start
     od[:nd] = 1
     oa[nd:] = 1
-    for r in range(len(drop_rec)):
-        oc[drop_off[r]: drop_off[r + 1]] = codes[drop_rec[r]]
+    for r in range(ndr):
+        oc[drop_off[r]: drop_off[r + 1]] = run_codes[r]
+    for r in range(len(acc_off) - 1):
+        oc[nd + acc_off[r]: nd + acc_off[r + 1]] = run_codes[ndr + r]
+    return oc, os_, oa, od
+
+
+@njit(cache=True)
+def run_codes(codes, drop_rec, acc_rec, acc_off, late_acc):
+    """The key code of each late-line run, then of each accepted-late run (what
+    :func:`late_window_rows` needs of a unit once its record codes are gone); adds each
+    accepted-late run to its key's count in ``late_acc``."""
+    nd = len(drop_rec)
+    out = np.empty(nd + len(acc_rec), dtype=np.int64)
+    for r in range(nd):
+        out[r] = codes[drop_rec[r]]
     for r in range(len(acc_rec)):
         c = codes[acc_rec[r]]
+        out[nd + r] = c
         late_acc[c] += acc_off[r + 1] - acc_off[r]
-        oc[nd + acc_off[r]: nd + acc_off[r + 1]] = c
-    return oc, os_, oa, od
+    return out

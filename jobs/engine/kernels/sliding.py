@@ -345,6 +345,7 @@ class SlidingKernelEngine(SlidingKeyScope):
             return self.general.drain_late_counts()
         deltas = self._late_deltas()
         self.late_chunks = []
+        self.late_runs = []
         return drain_window_rows(deltas)
 
     def late_totals(self) -> list[dict[str, Any]]:
@@ -436,9 +437,9 @@ class SlidingKernelEngine(SlidingKeyScope):
         ``ingest_unit``'s runs (one record's ascending starts each)."""
         if len(drop_start) == 0 and len(acc_start) == 0:
             return None
-        self.late_chunks.append(KL.late_window_counts(
-            codes, drop_start, drop_rec, drop_off, acc_start, acc_rec, acc_off, self.late_acc))
-        if len(self.late_chunks) > 64:
+        self.late_runs.append((KL.run_codes(codes, drop_rec, acc_rec, acc_off, self.late_acc),
+                               drop_start, drop_off, acc_start, acc_off))
+        if len(self.late_runs) > 64:
             self._compact_late()
         if len(drop_start) == 0:
             return None

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from jobs.definition.model import Definition
 from jobs.engine.engine import Engine
 from jobs.engine.kernels import _sliding_kernels as K
+from jobs.engine.kernels import _sliding_late_kernels as KL
 from jobs.engine.kernels import _sliding_layout as L
 from jobs.engine.kernels.handover import HandsOver
 from jobs.engine.vectorized.keys import KeyTable
@@ -96,7 +97,11 @@ class SlidingArrays(HandsOver):
         of that base (``NO_TIME``: none)."""
         self.late_chunks: list[tuple[I64, I64, I64, I64]] = []
         """Per-window late counts since the last drain: (key code, start, accepted, dropped)
-        arrays, one chunk per unit (summed when read)."""
+        arrays, summed per window (:meth:`_compact_late`)."""
+        self.late_runs: list[tuple[I64, I64, I64, I64, I64]] = []
+        """The units' late counts not yet summed into ``late_chunks``, as ``ingest_unit``'s
+        runs: (key code per run, late-line starts and run offsets, accepted-late starts and
+        run offsets)."""
         self.wm: int | None = None
         self.idle_base: int | None = None
         self.idle_base_pt: int | None = None
@@ -206,10 +211,12 @@ class SlidingArrays(HandsOver):
         return best
 
     def _compact_late(self) -> None:
-        """Sum the late-count chunks into one."""
-        if not self.late_chunks:
+        """Sum the late-count chunks and runs into one chunk."""
+        chunks = self.late_chunks + [KL.late_window_rows(*r) for r in self.late_runs]
+        self.late_runs = []
+        if not chunks:
             return
-        c, s, a, d = (np.concatenate(x) for x in zip(*self.late_chunks, strict=True))
+        c, s, a, d = (np.concatenate(x) for x in zip(*chunks, strict=True))
         o = np.lexsort((s, c))
         c, s, a, d = c[o], s[o], a[o], d[o]
         head = np.ones(len(c), dtype=np.bool_)
