@@ -10,9 +10,11 @@ from numba import njit
 
 
 @njit(cache=True)
-def late_columns(drop_start, drop_rec, drop_off, drop_reason, codes, times, size, late_drop):
+def late_columns(drop_start, drop_rec, drop_off, drop_reason, codes, times, size, late_drop,
+                 with_idx):
     """One unit's late lines as output columns, in (arrival, start) order: key code, event
-    time, window start and end, reason, record position. ``ingest_unit`` writes each record's
+    time, window start and end, reason, record position (``with_idx``: else empty, for a unit
+    without records to show). ``ingest_unit`` writes each record's
     lines as one run by ascending start (a record has at most one run), so ordering the runs by
     record gives that order; each run is copied as a block. Adds each line to its key's dropped
     count in ``late_drop``."""
@@ -24,7 +26,7 @@ def late_columns(drop_start, drop_rec, drop_off, drop_reason, codes, times, size
     ws = np.empty(k, dtype=np.int64)
     we = np.empty(k, dtype=np.int64)
     rs = np.empty(k, dtype=np.int8)
-    idx = np.empty(k, dtype=np.int64)
+    idx = np.empty(k if with_idx else 0, dtype=np.int64)
     at = 0
     for r in range(nr):
         q = runs[r]
@@ -37,7 +39,8 @@ def late_columns(drop_start, drop_rec, drop_off, drop_reason, codes, times, size
         kc[at: at + m] = c
         et[at: at + m] = times[x]
         rs[at: at + m] = drop_reason[q]
-        idx[at: at + m] = x
+        if with_idx:
+            idx[at: at + m] = x
         for y in range(m):
             st = drop_start[a + y]
             ws[at + y] = st

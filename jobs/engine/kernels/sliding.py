@@ -30,7 +30,9 @@ order the records no longer show, hands over to the general engine for good.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator, Sequence
+from itertools import repeat
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -445,9 +447,9 @@ class SlidingKernelEngine(SlidingKeyScope):
             return None
         kc, et, ws, we, reason, idx = KL.late_columns(
             drop_start, drop_rec, drop_off, drop_reason, codes, batch.event_times, self._size,
-            self.late_drop)
-        records: Any = (object_array(list(batch.records))[idx] if batch.records is not None
-                        else [None] * len(idx))
+            self.late_drop, batch.records is not None)
+        records: Sequence[Any] = (object_array(list(batch.records))[idx]
+                                  if batch.records is not None else _Nones(len(kc)))
         return LateColumns(kc, self.keys, et, ws, we, reason, records)
 
     def _fire(self, touched: I64) -> PaneColumns | None:
@@ -554,6 +556,33 @@ class SlidingKernelEngine(SlidingKeyScope):
         self.handed_over_because = why
         self.general = Engine(self.defn, state=self.to_engine_state(), watermark=self.mode)
         return self.general.ingest(batch)
+
+class _Nones(Sequence[None]):
+    """``n`` times None, without a list: the record column of late lines when the unit's
+    records were not given (millions of rows for a unit with stragglers)."""
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> None: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> _Nones: ...
+
+    def __getitem__(self, i: int | slice) -> _Nones | None:
+        if isinstance(i, slice):
+            return _Nones(len(range(*i.indices(self._n))))
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return None
+
+    def __iter__(self) -> Iterator[None]:
+        return repeat(None, self._n)
+
 
 def _late_records(late_runs: Any) -> I64:
     """The unit record of each late line, in the order of the late columns (arrival, then
