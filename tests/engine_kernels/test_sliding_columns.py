@@ -6,6 +6,8 @@ lines (``json_lines()``), also after a hand-over to the general engine, and ``ti
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from itertools import cycle, islice
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +118,24 @@ def test_replay_file_writes_the_general_engines_lines(
         s_general = replay_file(defn, str(src), str(general), engine="general")
         assert auto.read_text(encoding="utf-8") == general.read_text(encoding="utf-8")
         assert s_auto == s_general
+
+
+@settings(SETTINGS, max_examples=5)
+@given(defn=sliding_definitions(), us=units())
+def test_late_lines_without_records_and_late_counts_over_many_units(
+    defn: Definition, us: list[Unit]
+) -> None:
+    """Batches given without their records (the Spark path) show ``record: null`` on late
+    lines; the per-window late counts, kept per unit until summed, drain to the general
+    engine's after more units than the engine keeps unsummed."""
+    kernel, general = SlidingKernelEngine(defn), Engine(defn)
+    # 70 units: the same records again and again (late from their second round on)
+    for i, (pt, rows) in enumerate(islice(cycle(us), 70)):
+        pt += 1000 * (i // len(us))
+        batch = replace(_batch(defn, (pt, rows)), records=None)
+        out = kernel.ingest_columns(batch).panes
+        expected = [_line(e) for e in general.ingest(batch)]
+        assert out.json_lines() == expected
+        assert [_line(e) for e in out.to_emissions()] == expected
+    assert kernel.drain_late_counts() == general.drain_late_counts()
+    assert kernel.late_totals() == general.late_totals()
