@@ -6,17 +6,20 @@ lines (``json_lines()``), also after a hand-over to the general engine, and ``ti
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from itertools import cycle, islice
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobs.definition.model import Aggregation, Definition, Trigger, Watermark, Window
 from jobs.engine import Engine, make_engine
 from jobs.engine.kernels import SlidingKernelEngine
+from jobs.engine.records import RecordBatch
 from jobs.replay import is_columnar, replay_file
 from tests.engine_kernels.strategies import VALUES, event_logs
 from tests.engine_kernels.test_sliding_vs_engine import (
@@ -125,7 +128,7 @@ def test_replay_file_writes_the_general_engines_lines(
 def test_late_lines_without_records_and_late_counts_over_many_units(
     defn: Definition, us: list[Unit]
 ) -> None:
-    """Batches given without their records (the Spark path) show ``record: null`` on late
+    """Batches given without their records show ``record: null`` on late
     lines; the per-window late counts, kept per unit until summed, drain to the general
     engine's after more units than the engine keeps unsummed."""
     kernel, general = SlidingKernelEngine(defn), Engine(defn)
@@ -139,3 +142,35 @@ def test_late_lines_without_records_and_late_counts_over_many_units(
         assert [_line(e) for e in out.to_emissions()] == expected
     assert kernel.drain_late_counts() == general.drain_late_counts()
     assert kernel.late_totals() == general.late_totals()
+
+
+class _Watched(Sequence[dict[str, Any]]):
+    """Records that note which of them were read (as the Spark path's lazy records, which
+    build a record only when it is asked for)."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows, self.read = rows, set()
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: Any) -> Any:
+        self.read.add(i)
+        return self.rows[i]
+
+
+def test_only_the_late_records_are_read() -> None:
+    defn = Definition(name="s", key="k", event_time="t", window=Window("sliding", size=10),
+                      aggregations=(Aggregation("n", "count"),),
+                      watermark=Watermark(delay=0), trigger=Trigger(emit="final"))
+    kernel, general = SlidingKernelEngine(defn), Engine(defn)
+    for rows in ([("a", 0), ("a", 20)], [("a", 21), ("a", 15), ("b", 3), ("a", 22)]):
+        given = [{"k": k, "t": t} for k, t in rows]
+        watched = _Watched(given)
+        batch = RecordBatch(keys=[k for k, _ in rows],
+                            event_times=np.array([t for _, t in rows], dtype=np.int64),
+                            columns={}, records=watched, processing_time=1)
+        out = kernel.ingest_columns(batch).panes
+        batch.records = given
+        assert out.json_lines() == [_line(e) for e in general.ingest(batch)]
+    assert watched.read == {1, 2}  # (a, 15) and (b, 3): behind the watermark 20

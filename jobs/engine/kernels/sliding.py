@@ -448,8 +448,11 @@ class SlidingKernelEngine(SlidingKeyScope):
         kc, et, ws, we, reason, idx = KL.late_columns(
             drop_start, drop_rec, drop_off, drop_reason, codes, batch.event_times, self._size,
             self.late_drop, batch.records is not None)
-        records: Sequence[Any] = (object_array(list(batch.records))[idx]
-                                  if batch.records is not None else _Nones(len(kc)))
+        records: Sequence[Any] = _Nones(len(kc))
+        if batch.records is not None:  # only the late records are read (they may be lazy)
+            late_recs = np.unique(drop_rec)
+            shown = object_array([batch.records[i] for i in late_recs.tolist()])
+            records = shown[np.searchsorted(late_recs, idx)]
         return LateColumns(kc, self.keys, et, ws, we, reason, records)
 
     def _fire(self, touched: I64) -> PaneColumns | None:
