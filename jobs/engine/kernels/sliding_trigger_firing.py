@@ -9,27 +9,39 @@ clock which keys to scan (:meth:`TriggerFiring._fire_timers`)."""
 from __future__ import annotations
 
 import heapq
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from jobs.definition.model import EarlyTrigger, LateTrigger
 from jobs.engine.kernels import _sliding_trigger_kernels as K
-from jobs.engine.kernels.sliding_trigger_keys import FAR, KeyArrays
+from jobs.engine.kernels.sliding_trigger_keys import FAR, REASONS, KeyArrays
 from jobs.engine.kernels.sliding_trigger_panes import (
     PaneRows,
     build_panes,
+    empty_panes,
     in_order,
     key_ranks,
 )
 from jobs.engine.kernels.sliding_trigger_side import compact_distinct, pane_side
 from jobs.engine.kernels.timers import timer_due_times
-from jobs.engine.records import Emission, LateRecord
+from jobs.engine.records import RecordBatch
+from jobs.engine.vectorized.emission_columns import (
+    LATE_REASONS,
+    EmissionColumns,
+    LateColumns,
+    PaneColumns,
+)
+from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.value_codes import ValueTable
 
 if TYPE_CHECKING:
     from jobs.engine.kernels.sliding_triggers import SlidingTriggerEngine
+
+I64 = NDArray[np.int64]
+LATE_CODE = np.array([LATE_REASONS.index(r) for r in REASONS], dtype=np.int8)
+"""The ``LateColumns.reason`` code of each kernel reason (``REASONS``)."""
 
 
 class TriggerFiring:
@@ -59,6 +71,7 @@ class TriggerFiring:
     _late_part: LateTrigger | None
     _due: list[tuple[int, str]]
     _timers: list[tuple[int, str]]
+    _out_keys: KeyTable
 
     def _wm_of(self, ka: KeyArrays) -> tuple[bool, int, int | None]:
         raise NotImplementedError  # the engine's
@@ -68,30 +81,26 @@ class TriggerFiring:
         """This mixin as the engine it is part of (the pane and side helpers take it)."""
         return cast("SlidingTriggerEngine", self)
 
-    def _unit_output(self, parts: list[PaneRows], late: list[tuple[int, LateRecord]]
-                     ) -> list[Emission]:
+    def _unit_output(self, parts: list[PaneRows], late: list[tuple[int, int, int, int]],
+                     batch: RecordBatch, times: I64) -> EmissionColumns:
         """The unit's panes (all keys' rows built at once) and late lines in record order: a
-        record's late lines, then the panes it fired."""
-        ems, row_of, _ = build_panes(self._eng, parts)
-        if ems:
+        record's late lines, then the panes it fired. ``late``: (record, start, reason, key
+        code) per late line."""
+        pc, row_of, _ = build_panes(self._eng, parts)
+        em_recs = np.zeros(0, dtype=np.int64)  # the record of each emission, in their order
+        if len(pc):
             recs = np.concatenate([p.PR[:, K.P_REC] for p in parts])
-            ems = in_order(ems, row_of, np.argsort(recs, kind="stable"))
-        if not late:
-            return ems
-        late.sort(key=itemgetter(0))
-        if not ems:
-            return [e for _, e in late]
-        em_recs = np.sort(recs[row_of])  # the record of each emission, in their order
-        before = np.searchsorted(em_recs, [r for r, _ in late], side="left").tolist()
-        out: list[Emission] = []
-        at = 0
-        for pos, (_, e) in zip(before, late, strict=True):
-            if pos > at:
-                out.extend(ems[at:pos])
-                at = pos
-            out.append(e)
-        out.extend(ems[at:])
-        return out
+            pc, row_of = in_order(pc, row_of, np.argsort(recs, kind="stable"))
+            em_recs = recs[row_of]
+        LR = np.array(late, dtype=np.int64).reshape(-1, 4)
+        LR = LR[np.argsort(LR[:, 0], kind="stable")]
+        rec = LR[:, 0]
+        records = batch.records
+        lc = LateColumns(
+            LR[:, 3], self._out_keys, times[rec], LR[:, 1], LR[:, 1] + self._size,
+            (LATE_CODE[LR[:, 2]]).astype(np.int8),
+            [records[r] for r in rec.tolist()] if records is not None else [None] * len(rec))
+        return EmissionColumns(pc, lc, np.searchsorted(em_recs, rec, side="left"))
 
     def _timer_values(self) -> tuple[int, int]:
         """The due times an early / a late timer started now gets (``NO_TIMER`` for a part
@@ -107,7 +116,7 @@ class TriggerFiring:
             ka.timer = d
             heapq.heappush(self._timers, (d, ka.kj))
 
-    def _fire_timers(self, now: int) -> list[Emission]:
+    def _fire_timers(self, now: int) -> PaneColumns:
         """``Firing._fire_timers``: the panes of the timers due at ``now`` (keys from the
         timer heap), by due time, window end, key JSON, start."""
         heap = self._timers
@@ -119,7 +128,7 @@ class TriggerFiring:
                 keys[kj] = ka
                 ka.timer = K.NO_TIMER
         if not keys:
-            return []
+            return empty_panes(self._eng)
         parts: list[PaneRows] = []
         for ka in keys.values():
             wm_known, wm0, wm_out = self._wm_of(ka)
@@ -130,12 +139,12 @@ class TriggerFiring:
                 members = pane_side(self._eng, ka, PR, n_p) if self._side else None
                 parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p], members, wm_out))
             self._push_timer(ka)
-        ems, row_of, part = build_panes(self._eng, parts)
-        if not ems:
-            return ems
+        pc, row_of, part = build_panes(self._eng, parts)
+        if not len(pc):
+            return pc
         PR = np.concatenate([p.PR for p in parts])
-        return in_order(ems, row_of, np.lexsort(
-            (key_ranks(parts)[part], PR[:, K.P_START], PR[:, K.P_REC])))
+        return in_order(pc, row_of, np.lexsort(
+            (key_ranks(parts)[part], PR[:, K.P_START], PR[:, K.P_REC])))[0]
 
     def _push_deadline(self, ka: KeyArrays) -> None:
         if self._key_scope:  # the unit's keys run their windows, not a global deadline
@@ -146,7 +155,7 @@ class TriggerFiring:
             if d < FAR:
                 heapq.heappush(self._due, (d, ka.kj))
 
-    def _fire(self, touched: list[KeyArrays]) -> list[Emission]:
+    def _fire(self, touched: list[KeyArrays]) -> PaneColumns:
         """``Firing._fire`` at the current watermark: the keys of the unit and those with a
         window whose deadline it reached run their due windows (in start order) and forget
         the held records no window needs; panes come out by window end, key JSON, start;
@@ -182,11 +191,11 @@ class TriggerFiring:
                                           (CNT, REFS) if self._side else None, wm_out))
                 gone = GONE[:n_g].tolist()
             ran.append((kj, ka, gone))
-        ems, row_of, part = build_panes(self._eng, parts)  # before objects are compacted
-        if ems:
+        pc, row_of, part = build_panes(self._eng, parts)  # before objects are compacted
+        if len(pc):
             PR = np.concatenate([p.PR for p in parts])
-            ems = in_order(ems, row_of, np.lexsort((key_ranks(parts)[part],
-                                                    PR[:, K.P_START])))
+            pc = in_order(pc, row_of, np.lexsort((key_ranks(parts)[part],
+                                                  PR[:, K.P_START])))[0]
         for kj, ka, gone in ran:
             for s in gone:
                 ka.lp.pop(s, None)
@@ -201,5 +210,5 @@ class TriggerFiring:
                     compact_objs(self._eng, ka)
         if len(self._distinct) > self._distinct_limit:
             compact_distinct(self._eng)
-        return ems
+        return pc
 

@@ -16,13 +16,13 @@ from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.sliding_trigger_keys import (
     EXACT_INT,
-    REASONS,
     SUM_LIMIT,
     TIME_LIMIT,
     KeyArrays,
 )
+from jobs.engine.kernels.sliding_trigger_panes import key_code
 from jobs.engine.kernels.sliding_trigger_side import SIDE_FNS
-from jobs.engine.records import Key, LateRecord, RecordBatch, plain_key
+from jobs.engine.records import Key, RecordBatch, plain_key
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import (
@@ -37,6 +37,7 @@ class UnitInput:
     """Grouping, encoding and late lines of a unit (see the module docstring)."""
 
     _key_table: KeyTable
+    _out_keys: KeyTable
     _names: list[str]
     _fns: list[str]
     _star: list[bool]
@@ -142,12 +143,10 @@ class UnitInput:
         row[3] += accepted
         row[4] += dropped
 
-    def _late_lines(self, ka: KeyArrays, rows: NDArray[np.int64], batch: RecordBatch,
-                    times: NDArray[np.int64], late: list[tuple[int, LateRecord]]) -> None:
-        records = batch.records
-        size = self._size
+    def _late_lines(self, ka: KeyArrays, rows: NDArray[np.int64],
+                    late: list[tuple[int, int, int, int]]) -> None:
+        """``ka``'s late rows of a kernel pass as (record, start, reason, key code), counted."""
+        code = key_code(self._out_keys, ka)
         for rec, s, reason in rows.tolist():
-            late.append((rec, LateRecord(
-                ka.key, int(times[rec]), s, s + size, REASONS[reason],
-                records[rec] if records is not None else None)))
+            late.append((rec, s, reason, code))
             self._count_late(ka, s, dropped=1)

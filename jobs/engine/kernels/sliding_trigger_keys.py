@@ -28,11 +28,13 @@ class KeyArrays:
     of each window (retracting: start -> the general engine's ``last_pane`` dict), max event
     time and late totals."""
 
-    __slots__ = ("RF", "RT", "W", "WF", "born_next", "deadline", "ib", "ibpt", "key", "kj",
+    __slots__ = ("RF", "RT", "W", "WF", "born_next", "code", "deadline", "ib", "ibpt", "key", "kj",
                  "late_acc", "late_drop", "lp", "max_t", "n_h", "n_w", "objs", "timer", "wm")
 
     def __init__(self, key: Key, kj: str, m: int) -> None:
         self.key, self.kj = key, kj
+        self.code = -1
+        """The key's code in the engine's output key table (-1: not given yet)."""
         self.RT = np.zeros((4, K.R_AGG + K.R_WIDTH * m), dtype=np.int64)
         self.RF = np.zeros((4, max(m, 1)), dtype=np.float64)
         self.W = np.zeros((4, K.W_AGG + K.A_WIDTH * m), dtype=np.int64)

@@ -59,7 +59,7 @@ from jobs.engine.kernels.sliding_trigger_keys import (
     TIME_LIMIT,
     KeyArrays,
 )
-from jobs.engine.kernels.sliding_trigger_panes import PaneRows
+from jobs.engine.kernels.sliding_trigger_panes import PaneRows, concat, empty_panes
 from jobs.engine.kernels.sliding_trigger_side import (
     DISTINCT_LIMIT,
     SIDE_FNS,
@@ -70,10 +70,15 @@ from jobs.engine.kernels.sliding_trigger_values import value_columns
 from jobs.engine.records import (
     Emission,
     Key,
-    LateRecord,
     RecordBatch,
 )
 from jobs.engine.state import EngineState
+from jobs.engine.vectorized.columns import ColumnarOutput
+from jobs.engine.vectorized.emission_columns import (
+    EmissionColumns,
+    LateColumns,
+    PaneColumns,
+)
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import Unsupported
@@ -151,6 +156,8 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         are skipped: the key's ``timer`` moved)."""
         self._kj_cache: dict[tuple[type, Key], str] = {}
         self._key_table = KeyTable()
+        self._out_keys = KeyTable()
+        """The keys of the output columns (``KeyArrays.code``), as the panes show them."""
         """Bulk codes of the input keys (grouping a unit by key without a step per record)."""
         if state is not None:
             from jobs.engine.kernels.sliding_trigger_state import load_state
@@ -182,6 +189,13 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         the unit's watermark advance reached."""
         if self.general is not None:
             return self.general.ingest(batch)
+        return self.ingest_columns(batch).to_emissions()
+
+    def ingest_columns(self, batch: RecordBatch) -> ColumnarOutput:
+        """:meth:`ingest` as columns: what a processing-time tick of the batch fired (objects,
+        in ``before``), then the unit's late lines and panes (:class:`EmissionColumns`)."""
+        if self.general is not None:
+            return self._objects(self.general.ingest(batch))
         if self.ended:
             raise EngineError("ingest: the input has already ended (end_of_input was called)")
         out: list[Emission] = []
@@ -189,20 +203,20 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
             out = self.advance_processing_time(batch.processing_time)
         n = len(batch)
         if n == 0:
-            return out
+            return self._objects(out)
         times = (np.full(n, self.processing_time, dtype=np.int64) if self._clock
                  else np.asarray(batch.event_times, dtype=np.int64))
         try:
             URT, URF, cols = self._encode(batch, n, times)
         except Unsupported as exc:
-            return out + self._hand_over(batch, str(exc))
+            return self._objects(out + self._hand_over(batch, str(exc)))
         base = self.seq
         self.seq += n
         groups = self._groups(batch.keys, n)
         wm_known = self.wm is not None
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
         wm_out = self.wm
-        late: list[tuple[int, LateRecord]] = []
+        late: list[tuple[int, int, int, int]] = []
         parts: list[PaneRows] = []
         gone_of: list[tuple[KeyArrays, list[int]]] = []
         touched: list[KeyArrays] = []
@@ -236,7 +250,7 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
             if ka.max_t is None or kmax > ka.max_t:
                 ka.max_t = kmax
             if n_l:
-                self._late_lines(ka, LR[:n_l], batch, times, late)
+                self._late_lines(ka, LR[:n_l], late)
             if n_a:
                 for s in AR[:n_a, 1].tolist():
                     self._count_late(ka, s, accepted=1)
@@ -247,7 +261,7 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
             if gone:
                 gone_of.append((ka, gone))
             touched.append(ka)
-        out.extend(self._unit_output(parts, late))
+        unit = self._unit_output(parts, late, batch, times)
         for ka, gone in gone_of:  # windows that closed without a pane (after their panes)
             for s in gone:
                 ka.lp.pop(s, None)
@@ -260,8 +274,9 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
                 self.wm = cand
                 if self._idle:
                     self.idle_base, self.idle_base_pt = cand, self.processing_time
-        out.extend(self._fire(touched))
-        return out
+        fired = self._fire(touched)
+        return ColumnarOutput(out, EmissionColumns(concat(unit.panes, fired), unit.late,
+                                                   unit.late_before))
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
         """:meth:`jobs.engine.Engine.advance_processing_time`: the timers due at ``now_ms``
@@ -271,31 +286,71 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         if self.ended or now_ms <= self.processing_time:
             return []
         self.processing_time = now_ms
-        out = self._fire_timers(now_ms)
+        out: list[Emission] = list(self._fire_timers(now_ms).to_panes())
         if self._key_scope and self._idle:
             out.extend(self._idle_advance(now_ms))
         if self._clock and self.mode == "internal" and (self.wm is None or now_ms > self.wm):
             self.wm = now_ms
-            out.extend(self._fire([]))
+            out.extend(self._fire([]).to_panes())
         elif self._idle and self.idle_base is not None and self.idle_base_pt is not None:
             self.wm = self.idle_base + (now_ms - self.idle_base_pt)
-            out.extend(self._fire([]))
+            out.extend(self._fire([]).to_panes())
         return out
 
     def advance_watermark(self, wm_ms: int) -> list[Emission]:
         """:meth:`jobs.engine.Engine.advance_watermark`; with idle advance the watermark the
         host hands in is also the base it moves on from."""
-        if (self.general is None and self._idle and not self.ended
-                and (self._source or self.mode == "external")
-                and (self.wm is None or wm_ms > self.wm)):
+        if self.general is not None:
+            return self.general.advance_watermark(wm_ms)
+        return self.advance_watermark_columns(wm_ms).to_emissions()
+
+    def advance_watermark_columns(self, wm_ms: int) -> ColumnarOutput:
+        """:meth:`advance_watermark` as columns."""
+        if self.general is not None:
+            return self._objects(self.general.advance_watermark(wm_ms))
+        if not (self._source or self.mode == "external"):
+            raise EngineError(
+                "advance_watermark: watermark.strategy is not 'source' and the engine computes "
+                "its own watermark (use Engine(..., watermark='external') to drive it)"
+            )
+        if self.ended or (self.wm is not None and wm_ms <= self.wm):
+            return self._objects([])
+        if self._idle:
             self.idle_base, self.idle_base_pt = int(wm_ms), self.processing_time
-        return super().advance_watermark(wm_ms)
+        self.wm = int(wm_ms)
+        return self._columns(self._fire([]))
+
+    def end_of_input(self) -> list[Emission]:
+        """The watermark goes to +infinity: every window fires and closes."""
+        if self.general is not None:
+            return self.general.end_of_input()
+        return self.end_of_input_columns().to_emissions()
+
+    def end_of_input_columns(self) -> ColumnarOutput:
+        """:meth:`end_of_input` as columns."""
+        if self.general is not None:
+            return self._objects(self.general.end_of_input())
+        if self.ended:
+            return self._objects([])
+        self.ended = True
+        return self._columns(self._fire(list(self.keys.values())))
 
     def _fire_watermark(self) -> list[Emission]:
-        return self._fire([])
+        out: list[Emission] = [*self._fire([]).to_panes()]
+        return out
 
     def _fire_all(self) -> list[Emission]:
-        return self._fire(list(self.keys.values()))
+        out: list[Emission] = [*self._fire(list(self.keys.values())).to_panes()]
+        return out
+
+    def _objects(self, out: list[Emission]) -> ColumnarOutput:
+        """Output built as objects (a tick's firing, the general engine's), no columns."""
+        return ColumnarOutput(out, EmissionColumns(
+            empty_panes(self), LateColumns.empty(self._out_keys), np.zeros(0, dtype=np.int64)))
+
+    def _columns(self, panes: PaneColumns) -> ColumnarOutput:
+        return ColumnarOutput([], EmissionColumns(
+            panes, LateColumns.empty(self._out_keys), np.zeros(0, dtype=np.int64)))
 
     def open_windows(self) -> list[dict[str, Any]]:
         """Open windows as :meth:`jobs.engine.Engine.open_windows` reports them."""
