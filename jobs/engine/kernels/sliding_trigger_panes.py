@@ -21,7 +21,6 @@ from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.sliding_trigger_side import member_values
 from jobs.engine.kernels.sliding_trigger_values import value_columns
 from jobs.engine.vectorized.aggregates import object_array
-from jobs.engine.vectorized.columns import _value_dicts
 from jobs.engine.vectorized.emission_columns import PaneColumns
 from jobs.engine.vectorized.geometry import WM_NONE
 from jobs.engine.vectorized.keys import KeyTable
@@ -88,13 +87,11 @@ def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
     first_t, last_t = PW[:, K.W_FIRST], PW[:, K.W_LAST]
     has_ret = np.zeros(n, dtype=np.bool_)
     r_timing = r_index = r_first = r_last = np.zeros(0, dtype=np.int64)
-    r_values: dict[str, list[Any]] = {name: [] for name in cols}
+    values = {name: object_array(col) for name, col in cols.items()}
+    r_values = {name: np.empty(0, dtype=object) for name in cols}
     if eng._retracting:
-        values = np.empty(n, dtype=object)
-        values[:] = _value_dicts(list(cols), list(cols.values()))
-        has_ret, r_timing, r_index, r_first, r_last, r_dicts = _retractions(
+        has_ret, r_timing, r_index, r_first, r_last, r_values = _retractions(
             eng, parts, part, PR, PW, values)
-        r_values = {name: [d[name] for d in r_dicts.tolist()] for name in cols}
     n_ret = int(has_ret.sum())
     total = n + n_ret
     pos = np.arange(n, dtype=np.int64) + np.cumsum(has_ret)
@@ -111,12 +108,10 @@ def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
         out[rpos] = ret_col
         return out
 
-    def merged_values(pane_vals: list[Any], ret_vals: list[Any]) -> NDArray[Any]:
-        if not n_ret:
-            return typed_column(pane_vals)
+    def merged_values(pane_vals: NDArray[Any], ret_vals: NDArray[Any]) -> NDArray[Any]:
         out = np.empty(total, dtype=object)
-        out[pos] = object_array(pane_vals)
-        out[rpos] = object_array(ret_vals)
+        out[pos] = pane_vals
+        out[rpos] = ret_vals
         return typed_column(out.tolist())
 
     em_index = merged(index, r_index)
@@ -126,7 +121,7 @@ def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
     pc = PaneColumns(
         codes[part[row_of]], eng._out_keys, em_starts, em_starts + eng._size,
         merged(timing, r_timing).astype(np.int8), em_index, em_index == 0, em_last, is_ret,
-        {name: merged_values(col, r_values[name]) for name, col in cols.items()},
+        {name: merged_values(col, r_values[name]) for name, col in values.items()},
         np.full(total, eng.processing_time, dtype=np.int64), wms[row_of],
         merged(first_t, r_first), merged(last_t, r_last))
     return pc, row_of, part
@@ -199,7 +194,7 @@ def concat(a: PaneColumns, b: PaneColumns) -> PaneColumns:
 
 
 def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64, PR: I64,
-                 PW: I64, values: NDArray[Any]) -> tuple[Any, ...]:
+                 PW: I64, values: dict[str, NDArray[Any]]) -> tuple[Any, ...]:
     """Per row whether a retraction precedes it and, for those rows, the withdrawn pane's
     timing, index, first / last event time and values: the window's previous row in this
     call, else its last pane in ``lp`` (none after a row that closed the window). Then
@@ -220,8 +215,9 @@ def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64
     r_index = np.where(in_call, PR[prev, K.P_INDEX], 0)
     r_first = np.where(in_call, PW[prev, K.W_FIRST], 0)
     r_last = np.where(in_call, PW[prev, K.W_LAST], 0)
-    r_values = np.empty(n, dtype=object)
-    r_values[in_call] = values[prev[in_call]]
+    r_values = {name: np.empty(n, dtype=object) for name in values}
+    for name, col in values.items():
+        r_values[name][in_call] = col[prev[in_call]]
     first_rows = np.flatnonzero(~in_call)
     for i, p, s in zip(first_rows.tolist(), part[first_rows].tolist(),
                        starts[first_rows].tolist(), strict=True):  # one per window
@@ -232,7 +228,8 @@ def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64
             r_index[i] = old["pane_index"]
             r_first[i] = old["first_t"]
             r_last[i] = old["last_t"]
-            r_values[i] = old["values"]
+            for name, col in r_values.items():
+                col[i] = old["values"][name]
     size = eng._size
     last_rows = np.flatnonzero(nxt < 0)
     for i, p, s, g, tm, ix, ft, lt in zip(
@@ -245,9 +242,10 @@ def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64
             lp.pop(s, None)
         else:
             lp[s] = {"start": s, "end": s + size, "timing": TIMINGS[tm], "pane_index": ix,
-                     "values": dict(values[i]), "first_t": ft, "last_t": lt}
+                     "values": {name: col[i] for name, col in values.items()},
+                     "first_t": ft, "last_t": lt}
     return (has_ret, r_timing[has_ret], r_index[has_ret], r_first[has_ret], r_last[has_ret],
-            r_values[has_ret])
+            {name: col[has_ret] for name, col in r_values.items()})
 
 
 def in_order(pc: PaneColumns, row_of: I64, row_order: I64) -> tuple[PaneColumns, I64]:
