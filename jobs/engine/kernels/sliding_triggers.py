@@ -23,7 +23,8 @@ each window's last pane (the general engine's dict), and the late counts. ``coll
 ``count_distinct`` keep no accumulator: a pane reads them from the held records inside its
 window (:mod:`.sliding_trigger_side`). A unit's records are grouped by key from the key
 table's bulk codes; the pane rows the kernels give for all keys of an engine call become
-``Pane`` objects at once, column by column (:mod:`.sliding_trigger_panes`).
+columns at once (:mod:`.sliding_trigger_panes`): the calls return ``EmissionColumns``
+(``ingest_columns`` and the like), and the object API is their ``to_emissions()``.
 
 State snapshots *are* the general engine's (:mod:`.sliding_trigger_state` converts both
 ways); input or a restored state the arrays cannot hold (non-numeric values for
