@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from jobs.engine.kernels import _sliding_key_trigger_kernels as KKT
 from jobs.engine.records import Emission
+from jobs.engine.vectorized.emission_columns import PaneColumns
 
 if TYPE_CHECKING:
     from jobs.engine.kernels.sliding_triggers import KeyArrays
@@ -51,7 +52,7 @@ class KeyScopedSlidingTriggers:
     def _timer_values(self) -> tuple[int, int]:
         raise NotImplementedError  # the engine's
 
-    def _fire(self, touched: list[Any]) -> list[Emission]:
+    def _fire(self, touched: list[Any]) -> PaneColumns:
         raise NotImplementedError  # the engine's
 
     def _key_pass(self, ka: KeyArrays, times: I64, seqs: I64, recs: I64, urt: I64,
@@ -86,4 +87,5 @@ class KeyScopedSlidingTriggers:
             if ka.ib is not None and ka.ibpt is not None:
                 ka.wm = ka.ib + (now_ms - ka.ibpt)
                 moved.append(ka)
-        return self._fire(moved) if moved else []
+        out: list[Emission] = [*self._fire(moved).to_panes()] if moved else []
+        return out

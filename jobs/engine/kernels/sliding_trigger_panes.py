@@ -1,12 +1,12 @@
-"""The ``Pane`` objects of the sliding trigger engine (:mod:`.sliding_triggers`), built from the
-kernels' pane rows of every key of one engine call at once.
+"""The panes of the sliding trigger engine (:mod:`.sliding_triggers`) as columns
+(:class:`~jobs.engine.vectorized.emission_columns.PaneColumns`), built from the kernels' pane
+rows of every key of one engine call at once.
 
-Why: building panes row by row (a values dict read field by field, a retraction looked up per
-pane) cost more than the kernels. Here each field is one column over all rows: the values
-per aggregation (:func:`.sliding_trigger_values.value_columns`), a retraction's source row
-(the window's previous pane in the same call, else its last pane from the state, ``KeyArrays.lp``:
-one lookup per window) and the objects are filled slot by slot over whole columns
-(``emission_columns._bulk``). Only the last pane of each window is written back to the state.
+Why: a ``Pane`` object per row cost more than the kernels. Here each field is one column over
+all rows: the values per aggregation (:func:`.sliding_trigger_values.value_columns`), a
+retraction's source row (the window's previous pane in the same call, else its last pane from
+the state, ``KeyArrays.lp``: one lookup per window). The object API is the columns'
+``to_panes()``. Only the last pane of each window is written back to the state.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from numpy.typing import NDArray
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.sliding_trigger_side import member_values
 from jobs.engine.kernels.sliding_trigger_values import value_columns
-from jobs.engine.records import Emission, Pane
-from jobs.engine.vectorized.columns import _value_dicts
-from jobs.engine.vectorized.emission_columns import _PANE_SETTERS, _bulk
+from jobs.engine.vectorized.aggregates import object_array
+from jobs.engine.vectorized.emission_columns import PaneColumns
+from jobs.engine.vectorized.geometry import WM_NONE
+from jobs.engine.vectorized.keys import KeyTable
 
 if TYPE_CHECKING:
     from jobs.engine.kernels.sliding_triggers import KeyArrays, SlidingTriggerEngine
@@ -47,16 +48,16 @@ class PaneRows:
 
 
 def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
-                ) -> tuple[list[Emission], I64, I64]:
-    """Every pane row of ``parts`` as emissions, rows in ``parts`` order, each pane preceded
+                ) -> tuple[PaneColumns, I64, I64]:
+    """Every pane row of ``parts`` as pane columns, rows in ``parts`` order, each pane preceded
     by its retraction (retracting mode); the windows' last panes are written to their keys'
-    ``lp``. Returns the emissions, the (concatenated) row of each emission and the part of
+    ``lp``. Returns the columns, the (concatenated) row of each emission and the part of
     each row."""
     counts = np.array([len(p.PR) for p in parts], dtype=np.int64)
     n = int(counts.sum())
     if n == 0:
         z = np.zeros(0, dtype=np.int64)
-        return [], z, z
+        return empty_panes(eng), z, z
     PR = np.concatenate([p.PR for p in parts])
     PW = np.concatenate([p.PW for p in parts])
     PF = np.concatenate([p.PF for p in parts])
@@ -73,23 +74,21 @@ def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
             for name, col in member_values(eng, p.ka.objs, *p.members, len(p.PR)).items():
                 side.setdefault(name, []).extend(col)
         cols.update(side)
-    values = np.empty(n, dtype=object)
-    values[:] = _value_dicts(list(cols), list(cols.values())) if cols else [{} for _ in range(n)]
+    cols = {name: cols[name] for name in eng._names}  # definition order
     part = np.repeat(np.arange(len(parts), dtype=np.int64), counts)
-    keys = np.empty(len(parts), dtype=object)
-    keys[:] = [p.ka.key for p in parts]
+    codes = np.array([key_code(eng._out_keys, p.ka) for p in parts], dtype=np.int64)
     wm_list: list[int | None] = []
     for p in parts:
         wm_list.extend(p.wms if p.wms is not None else [p.wm] * len(p.PR))
-    wms = np.empty(n, dtype=object)
-    wms[:] = wm_list
+    wms = np.array([WM_NONE if w is None else w for w in wm_list], dtype=np.int64)
     starts = PR[:, K.P_START]
     timing = PR[:, K.P_TIMING]
     index = PR[:, K.P_INDEX]
     first_t, last_t = PW[:, K.W_FIRST], PW[:, K.W_LAST]
     has_ret = np.zeros(n, dtype=np.bool_)
     r_timing = r_index = r_first = r_last = np.zeros(0, dtype=np.int64)
-    r_values = np.empty(0, dtype=object)
+    values = {name: object_array(col) for name, col in cols.items()}
+    r_values = {name: np.empty(0, dtype=object) for name in cols}
     if eng._retracting:
         has_ret, r_timing, r_index, r_first, r_last, r_values = _retractions(
             eng, parts, part, PR, PW, values)
@@ -103,43 +102,99 @@ def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
     is_ret = np.zeros(total, dtype=np.bool_)
     is_ret[rpos] = True
 
-    def merged(pane_col: NDArray[Any], ret_col: NDArray[Any]) -> list[Any]:
-        out = np.empty(total, dtype=pane_col.dtype if pane_col.dtype == ret_col.dtype
-                       else object)
+    def merged(pane_col: I64, ret_col: I64) -> I64:
+        out = np.empty(total, dtype=np.int64)
         out[pos] = pane_col
         out[rpos] = ret_col
-        return out.tolist()
+        return out
 
-    em_index = np.empty(total, dtype=np.int64)
-    em_index[pos] = index
-    em_index[rpos] = r_index
-    em_timing = np.empty(total, dtype=np.int64)
-    em_timing[pos] = timing
-    em_timing[rpos] = r_timing
+    def merged_values(pane_vals: NDArray[Any], ret_vals: NDArray[Any]) -> NDArray[Any]:
+        out = np.empty(total, dtype=object)
+        out[pos] = pane_vals
+        out[rpos] = ret_vals
+        return typed_column(out.tolist())
+
+    em_index = merged(index, r_index)
+    em_starts = starts[row_of]
     em_last = np.zeros(total, dtype=np.bool_)
     em_last[pos] = PR[:, K.P_LAST] != 0
-    em_starts = starts[row_of]
-    columns: dict[str, Any] = {
-        "key": keys[part[row_of]].tolist(),
-        "window_start": em_starts.tolist(),
-        "window_end": (em_starts + eng._size).tolist(),
-        "timing": np.array(TIMINGS, dtype=object)[em_timing].tolist(),
-        "pane_index": em_index.tolist(),
-        "is_first": (em_index == 0).tolist(),
-        "is_last": em_last.tolist(),
-        "retraction": is_ret.tolist(),
-        "values": merged(values, r_values),
-        "emitted_at": [eng.processing_time] * total,
-        "watermark": wms[row_of].tolist(),
-        "first_event_time": merged(first_t, r_first),
-        "last_event_time": merged(last_t, r_last),
-        "type": ["pane"] * total,
-    }
-    return _bulk(Pane, _PANE_SETTERS, columns, total), row_of, part
+    pc = PaneColumns(
+        codes[part[row_of]], eng._out_keys, em_starts, em_starts + eng._size,
+        merged(timing, r_timing).astype(np.int8), em_index, em_index == 0, em_last, is_ret,
+        {name: merged_values(col, r_values[name]) for name, col in values.items()},
+        np.full(total, eng.processing_time, dtype=np.int64), wms[row_of],
+        merged(first_t, r_first), merged(last_t, r_last))
+    return pc, row_of, part
+
+
+def key_code(table: KeyTable, ka: KeyArrays) -> int:
+    """The code of ``ka``'s key in the engine's output key table (given on first use)."""
+    if ka.code < 0:
+        ka.code = table.code_of(ka.key)
+    return ka.code
+
+
+def typed_column(values: list[Any]) -> NDArray[Any]:
+    """An int64 or float64 array when every value is a Python int (within 64 bits) or float,
+    else an object array of the values (``PaneColumns.values``)."""
+    kinds = set(map(type, values))
+    if kinds == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            return object_array(values)
+    if kinds == {float}:
+        return np.array(values, dtype=np.float64)
+    return object_array(values)
+
+
+def empty_panes(eng: SlidingTriggerEngine) -> PaneColumns:
+    z = np.zeros(0, dtype=np.int64)
+    f = np.zeros(0, dtype=np.bool_)
+    return PaneColumns(z, eng._out_keys, z, z, np.zeros(0, dtype=np.int8), z, f, f, f,
+                       {name: z for name in eng._names}, z, z, z, z)
+
+
+def take(pc: PaneColumns, idx: I64) -> PaneColumns:
+    """The rows ``idx`` of ``pc``, in that order."""
+    def at(col: Any) -> Any:
+        return None if col is None else col[idx]
+
+    return PaneColumns(
+        pc.key_codes[idx], pc.key_table, at(pc.window_start), at(pc.window_end),
+        pc.timing[idx], pc.pane_index[idx], pc.is_first[idx], pc.is_last[idx],
+        pc.retraction[idx], {name: col[idx] for name, col in pc.values.items()},
+        pc.emitted_at[idx], pc.watermark[idx], at(pc.first_event_time),
+        at(pc.last_event_time))
+
+
+def concat(a: PaneColumns, b: PaneColumns) -> PaneColumns:
+    """``a``'s rows, then ``b``'s (both built by :func:`build_panes`)."""
+    if not len(b):
+        return a
+    if not len(a):
+        return b
+
+    def cat(x: Any, y: Any) -> Any:
+        return np.concatenate([x, y])
+
+    def cat_values(x: NDArray[Any], y: NDArray[Any]) -> NDArray[Any]:
+        if x.dtype == y.dtype:
+            return np.concatenate([x, y])
+        return typed_column(x.tolist() + y.tolist())
+
+    return PaneColumns(
+        cat(a.key_codes, b.key_codes), a.key_table, cat(a.window_start, b.window_start),
+        cat(a.window_end, b.window_end), cat(a.timing, b.timing),
+        cat(a.pane_index, b.pane_index), cat(a.is_first, b.is_first),
+        cat(a.is_last, b.is_last), cat(a.retraction, b.retraction),
+        {name: cat_values(col, b.values[name]) for name, col in a.values.items()},
+        cat(a.emitted_at, b.emitted_at), cat(a.watermark, b.watermark),
+        cat(a.first_event_time, b.first_event_time), cat(a.last_event_time, b.last_event_time))
 
 
 def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64, PR: I64,
-                 PW: I64, values: NDArray[Any]) -> tuple[Any, ...]:
+                 PW: I64, values: dict[str, NDArray[Any]]) -> tuple[Any, ...]:
     """Per row whether a retraction precedes it and, for those rows, the withdrawn pane's
     timing, index, first / last event time and values: the window's previous row in this
     call, else its last pane in ``lp`` (none after a row that closed the window). Then
@@ -160,8 +215,9 @@ def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64
     r_index = np.where(in_call, PR[prev, K.P_INDEX], 0)
     r_first = np.where(in_call, PW[prev, K.W_FIRST], 0)
     r_last = np.where(in_call, PW[prev, K.W_LAST], 0)
-    r_values = np.empty(n, dtype=object)
-    r_values[in_call] = values[prev[in_call]]
+    r_values = {name: np.empty(n, dtype=object) for name in values}
+    for name, col in values.items():
+        r_values[name][in_call] = col[prev[in_call]]
     first_rows = np.flatnonzero(~in_call)
     for i, p, s in zip(first_rows.tolist(), part[first_rows].tolist(),
                        starts[first_rows].tolist(), strict=True):  # one per window
@@ -172,7 +228,8 @@ def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64
             r_index[i] = old["pane_index"]
             r_first[i] = old["first_t"]
             r_last[i] = old["last_t"]
-            r_values[i] = old["values"]
+            for name, col in r_values.items():
+                col[i] = old["values"][name]
     size = eng._size
     last_rows = np.flatnonzero(nxt < 0)
     for i, p, s, g, tm, ix, ft, lt in zip(
@@ -185,22 +242,21 @@ def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64
             lp.pop(s, None)
         else:
             lp[s] = {"start": s, "end": s + size, "timing": TIMINGS[tm], "pane_index": ix,
-                     "values": dict(values[i]), "first_t": ft, "last_t": lt}
+                     "values": {name: col[i] for name, col in values.items()},
+                     "first_t": ft, "last_t": lt}
     return (has_ret, r_timing[has_ret], r_index[has_ret], r_first[has_ret], r_last[has_ret],
-            r_values[has_ret])
+            {name: col[has_ret] for name, col in r_values.items()})
 
 
-def in_order(ems: list[Emission], row_of: I64, row_order: I64) -> list[Emission]:
-    """``ems`` (from :func:`build_panes`) with their rows in ``row_order`` (a row's
-    retraction stays right before its pane)."""
-    if not ems:
-        return ems
+def in_order(pc: PaneColumns, row_of: I64, row_order: I64) -> tuple[PaneColumns, I64]:
+    """``pc`` (from :func:`build_panes`) with its rows in ``row_order`` (a row's retraction
+    stays right before its pane), and the row of each emission in the new order."""
+    if not len(pc):
+        return pc, row_of
     rank = np.empty(len(row_order), dtype=np.int64)
     rank[row_order] = np.arange(len(row_order), dtype=np.int64)
-    arr = np.empty(len(ems), dtype=object)
-    arr[:] = ems
-    out: list[Emission] = arr[np.argsort(rank[row_of], kind="stable")].tolist()
-    return out
+    idx = np.argsort(rank[row_of], kind="stable")
+    return take(pc, idx), row_of[idx]
 
 
 def key_ranks(parts: Sequence[PaneRows]) -> I64:
