@@ -36,8 +36,8 @@ with idle advance), ``session_final_processing`` (the processing clock),
 ``session_count_triggers_collect``, ``sliding_final_idle``,
 ``session_count_triggers_key_collect``, ``sliding_count_triggers_key_scope`` (per-key
 watermarks)), measured like the
-vectorized rows through the object API (it has no
-columnar output); its compiled code is loaded from numba's cache before the timed runs.
+vectorized rows: through the object API, and through the columnar API where the engine has one
+(``ingest_columns``); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
 two compare like for like); on the others its input is capped (``--general-cap``, reported as
 ``events``).
