@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 PACKED = "__records"
-"""The packed column: an Arrow IPC stream of one bucket's records from one input batch."""
+"""The packed column: an Arrow IPC stream of one bucket's records from one chunk of the input."""
 
 
 def pack_stream(stream: DataFrame) -> DataFrame | None:
