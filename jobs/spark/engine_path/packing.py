@@ -5,8 +5,10 @@ pyspark's ``transformWithStateInPandas`` worker regroups its input row by row (`
 over every record, then a pandas frame built again from the tuples), which costs Python time per
 record and per column. Packed, the operator sees a few rows per bucket; the processor reads the
 records back with Arrow and converts them to pandas once, with pyspark's own converter (same
-values as before), so nothing per record runs in Python on the way in. The packing runs as a
-``mapInArrow`` stage before the shuffle: vectorised, no Python per record either.
+values as before), so nothing per record runs in Python on the way in. The packing runs in
+the JVM before the shuffle (:func:`pack_stream`, ``jvm/src/tidemark/spark/Pack.java``): no
+Python worker, no Arrow round trip into Python and back. :func:`pack_by_bucket` is the same
+packing as a ``mapInArrow`` stage, for a session whose JVM has no tidemark jar.
 """
 
 from __future__ import annotations
@@ -20,9 +22,33 @@ from jobs.spark.engine_path.profiling import mark_role
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
+    from pyspark.sql import DataFrame
 
 PACKED = "__records"
-"""The packed column: an Arrow IPC stream of one bucket's records from one input batch."""
+"""The packed column: an Arrow IPC stream of one bucket's records from one chunk of the input."""
+
+
+def pack_stream(stream: DataFrame) -> DataFrame | None:
+    """``stream`` packed in the JVM: one row per (bucket, chunk of a partition's records) of
+    columns (:data:`BUCKET`, :data:`PACKED`), the Arrow types, time zone and chunk size of
+    :func:`pack_by_bucket` under ``mapInArrow``; None when the session's JVM cannot load
+    tidemark's classes (no jar on its class path)."""
+    from py4j.java_gateway import JavaClass
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    spark = stream.sparkSession
+    conf = spark.conf
+    timezone = str(conf.get("spark.sql.session.timeZone") or "UTC")
+    large = str(conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower()
+    chunk = int(str(conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")))
+    jvm: Any = spark._jvm
+    pack = jvm.tidemark.spark.Pack
+    if not isinstance(pack, JavaClass):  # a py4j package: the JVM started without the jar
+        return None
+    # pyspark reads a non-positive maxRecordsPerBatch as "no limit"
+    packed = pack.byBucket(stream._jdf, BUCKET, PACKED, timezone, large == "true",
+                           chunk if chunk > 0 else 2**31 - 1)
+    return DataFrame(packed, spark)
 
 
 def pack_by_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

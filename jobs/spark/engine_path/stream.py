@@ -11,7 +11,7 @@ from jobs.spark.engine_path.buckets import bucket_column
 from jobs.spark.engine_path.config import ARRIVAL, BUCKET, DEAD, HostConfig, TimeMode
 from jobs.spark.engine_path.dead_letters import dead_letter_column
 from jobs.spark.engine_path.output import OUTPUT_DDL
-from jobs.spark.engine_path.packing import PACKED, pack_by_bucket
+from jobs.spark.engine_path.packing import PACKED, pack_by_bucket, pack_stream
 from jobs.spark.extract import EVENT_TIME, KEY, agg_column
 from jobs.spark.plan import SHIFT_FLOOR
 
@@ -101,14 +101,17 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
         .select(bucket_column(gated.sparkSession, spec.checkpoint, spec.buckets).alias(BUCKET),
                 *keep)
     )
-    bucket_type = stream.schema[BUCKET].dataType.simpleString()
-    # one row per (bucket, Arrow batch) crosses into the operator's worker (``packing``).
-    # Spark gives the packing stage and the operator separate worker daemons (even with equal
-    # environments): only the operator's pre-loads the engine kernels, the packing stage's
-    # imports pyarrow, pandas and pyspark's worker
+    # one row per (bucket, chunk of records) crosses into the operator's worker (``packing``),
+    # packed in the JVM. The Python stage is for a JVM without tidemark's jar: Spark gives it
+    # a worker daemon of its own (even with equal environments), which imports pyarrow, pandas
+    # and pyspark's worker but not the engine kernels the operator's daemon pre-loads
     sc = gated.sparkSession.sparkContext
-    with engine_preload(sc, "arrow"):
-        packed = stream.mapInArrow(pack_by_bucket, f"{BUCKET} {bucket_type}, {PACKED} binary")
+    packed = pack_stream(stream)
+    if packed is None:
+        bucket_type = stream.schema[BUCKET].dataType.simpleString()
+        with engine_preload(sc, "arrow"):
+            packed = stream.mapInArrow(pack_by_bucket,
+                                       f"{BUCKET} {bucket_type}, {PACKED} binary")
     with engine_preload(sc):
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=EngineProcessor(cfg),
