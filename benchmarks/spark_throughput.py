@@ -38,7 +38,7 @@ Ratios are reported against both baselines (``ratio_vs_spark_native`` and
   phase; tasks = the tasks' executor CPU and run time, task and stage counts, shuffle bytes and
   records from Spark's status store (cpu_s minus the tasks' CPU is the work outside tasks);
 - python_cpu_by_role_s (engine variants) = CPU seconds of the JVM's Python processes by role,
-  from /proc: the worker daemons, the ``mapInArrow`` packing workers, the operator's workers,
+  from /proc: the worker daemons, the ``mapInArrow`` packing workers (only without tidemark's jar), the operator's workers,
   workers already exited; operator_phases_cpu_s = the operator tasks' phase timers summed
   (``jobs/spark/engine_path/profiling.py``, ``time.thread_time``, no cProfile);
 - results: tidemark native panes compared with native Spark's (key, window, sum, count).
