@@ -24,10 +24,19 @@ for the stateful operator even with equal environments); it carries
 ``TIDEMARK_WORKER_PRELOAD=arrow``: that daemon imports pyarrow, pandas and pyspark's worker
 (:func:`preload_arrow`), not the engine its workers never run. A failed
 pre-load is logged once; workers then load the kernels on first use.
+
+Before it forks, the daemon moves every object it holds into the GC's permanent generation
+(:func:`freeze_loaded`): a reused pyspark worker runs a full ``gc.collect()`` after every task
+(``pyspark/daemon.py``), and with numba and the kernels loaded that collection walked ~160k
+objects, 0.05-0.09 s of CPU per task (docs/performance.md). Frozen objects are never walked
+and are still freed by reference counting; what they are is modules, functions and types that
+live as long as the process anyway. The engine daemon also imports the processor's modules and
+pyspark's worker, so that the objects those imports create are frozen too.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib.machinery
 import os
 import sys
@@ -88,13 +97,17 @@ def engine_preload(sc: Any, what: str = "engine") -> Iterator[None]:
 
 def preload() -> bool:
     """Load numba and every engine kernel into this process (about 2 s of CPU from numba's
-    cache); True when done and no Python thread other than the main one runs afterwards (so
+    cache), and the modules an operator worker imports (the processor, pyspark's worker, pandas,
+    pyarrow); True when done and no Python thread other than the main one runs afterwards (so
     forking stays safe). Never raises: a failure is
     reported on stderr once and the workers load the kernels on first use."""
     try:
         from jobs.engine.kernels.__main__ import warm
 
         warm()
+        preload_arrow()
+        import jobs.spark.engine_path.processor  # noqa: F401
+        import jobs.spark.sinks  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - the workers still load on first use
         print(f"tidemark worker daemon: engine pre-load failed ({exc!r}); workers load the "
               "kernels on first use", file=sys.stderr)
@@ -116,6 +129,14 @@ def preload_arrow() -> None:
     import pyspark.worker  # noqa: F401
 
 
+def freeze_loaded() -> None:
+    """Collect the garbage the imports left, then move every object still tracked into the
+    GC's permanent generation: the full collection a reused worker runs after each task then
+    walks only what that worker created itself."""
+    gc.collect()
+    gc.freeze()
+
+
 if __name__ == "__main__":
     sys.path[:] = installed_path(sys.path)
     if os.environ.get(PRELOAD_ENV) == "engine":
@@ -124,4 +145,5 @@ if __name__ == "__main__":
         preload_arrow()
     from pyspark import daemon
 
+    freeze_loaded()
     daemon.manager()
