@@ -67,6 +67,7 @@ class TriggerFiring:
     _side_distinct: Any
     _distinct: ValueTable
     _distinct_limit: int
+    _objs_limit: int
     _early_part: EarlyTrigger | None
     _late_part: LateTrigger | None
     _due: list[tuple[int, str]]
@@ -204,10 +205,11 @@ class TriggerFiring:
             else:
                 self._push_deadline(ka)
                 self._push_timer(ka)
-                if len(ka.objs) > 4096:
-                    from jobs.engine.kernels.sliding_trigger_state import compact_objs
+        if len(self._eng.objs) > self._objs_limit:
+            from jobs.engine.kernels.sliding_trigger_state import compact_objs
 
-                    compact_objs(self._eng, ka)
+            compact_objs(self._eng)
+            self._objs_limit = max(self._objs_limit, 2 * len(self._eng.objs))
         if len(self._distinct) > self._distinct_limit:
             compact_distinct(self._eng)
         return pc

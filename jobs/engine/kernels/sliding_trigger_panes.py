@@ -61,17 +61,15 @@ def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
     PR = np.concatenate([p.PR for p in parts])
     PW = np.concatenate([p.PW for p in parts])
     PF = np.concatenate([p.PF for p in parts])
-    ends = np.cumsum(counts).tolist()
-    los = [e - int(c) for e, c in zip(ends, counts.tolist(), strict=True)]
     cols = value_columns(eng._names, eng._fns,
-                         [(p.ka.objs, lo, hi) for p, lo, hi in zip(parts, los, ends, strict=True)],
+                         [(eng.objs, 0, n)],
                          PW, PF)
     if eng._side:
         side: dict[str, list[Any]] = {}
         for p in parts:
             if p.members is None or not len(p.PR):
                 continue
-            for name, col in member_values(eng, p.ka.objs, *p.members, len(p.PR)).items():
+            for name, col in member_values(eng, eng.objs, *p.members, len(p.PR)).items():
                 side.setdefault(name, []).extend(col)
         cols.update(side)
     cols = {name: cols[name] for name in eng._names}  # definition order

@@ -84,6 +84,9 @@ from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import Unsupported
 
+OBJS_LIMIT = 65536
+"""The size of the engine's input objects past which it drops those no state refers to."""
+
 
 class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, HandsOver):
     """Same API and observable output as :class:`jobs.engine.Engine` for qualifying sliding
@@ -144,6 +147,9 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         self.general: Engine | None = None
         self.handed_over_because: str | None = None
         self.keys: dict[str, KeyArrays] = {}
+        self.objs: list[Any] = []
+        """The input objects the held records' and windows' refs point to (all keys')."""
+        self._objs_limit = OBJS_LIMIT
         self.late_deltas: dict[str, list[Any]] = {}
         self.processing_time = 0
         self.wm: int | None = None
@@ -213,6 +219,10 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
             return self._objects(out + self._hand_over(batch, str(exc)))
         base = self.seq
         self.seq += n
+        for j, col in enumerate(cols):
+            if col is not None:
+                URT[:, K.R_AGG + K.R_WIDTH * j + 3] = len(self.objs) + np.arange(n)
+                self.objs.extend(col.tolist())
         groups = self._groups(batch.keys, n)
         wm_known = self.wm is not None
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
@@ -228,12 +238,6 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
             if ka is None:
                 ka = self.keys[kj] = KeyArrays(key, kj, m)
             urt = URT[ix]
-            o = len(ka.objs)
-            for j, col in enumerate(cols):
-                if col is not None:
-                    ka.objs.extend(col[ix].tolist())
-                    urt[:, K.R_AGG + K.R_WIDTH * j + 3] = o + np.arange(len(ix))
-                    o += len(ix)
             kt = times[ix]
             pane_wms: list[int | None] | None = None
             gone: list[int] = []
@@ -394,7 +398,7 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
 
     def _value_columns(self, ka: KeyArrays, W: NDArray[np.int64], WF: NDArray[np.float64]
                        ) -> dict[str, list[Any]]:
-        return value_columns(self._names, self._fns, [(ka.objs, 0, len(W))], W, WF)
+        return value_columns(self._names, self._fns, [(self.objs, 0, len(W))], W, WF)
 
     def _wm_of(self, ka: KeyArrays) -> tuple[bool, int, int | None]:
         """The watermark ``ka``'s windows run at (the key's own under ``scope: key``): known,
