@@ -51,9 +51,21 @@ class UnitInput:
 
     def _groups(self, keys: Sequence[Any], n: int) -> list[tuple[str, Key, NDArray[np.int64]]]:
         """The unit's records by key, keys in first-seen order: (key JSON, key, the records'
-        indexes in arrival order). Keys are coded in bulk by the key table; the key JSON is
-        computed once per distinct code (codes of one key JSON, e.g. a numpy and a Python
-        int, are one group)."""
+        indexes in arrival order)."""
+        names, order, ends = self._group_order(keys, n)
+        out = []
+        lo = 0
+        for (kj, key), hi in zip(names, ends.tolist(), strict=True):
+            out.append((kj, key, order[lo:hi]))
+            lo = hi
+        return out
+
+    def _group_order(self, keys: Sequence[Any], n: int) -> tuple[
+            list[tuple[str, Key]], NDArray[np.int64], NDArray[np.int64]]:
+        """The unit's keys in first-seen order (key JSON, key), the records' indexes grouped
+        by key (arrival order within a key) and each group's end in them. Keys are coded in
+        bulk by the key table; the key JSON is computed once per distinct code (codes of one
+        key JSON, e.g. a numpy and a Python int, are one group)."""
         codes = self._key_table.encode(keys)
         uniq, inv = np.unique(codes, return_inverse=True)
         inv = inv.reshape(-1)
@@ -76,14 +88,8 @@ class UnitInput:
         rank[np.argsort(first, kind="stable")] = np.arange(len(names), dtype=np.int64)
         r_rec = rank[g_rec]
         order = np.argsort(r_rec, kind="stable")
-        ends = np.cumsum(np.bincount(r_rec, minlength=len(names))).tolist()
-        by_rank = [names[g] for g in np.argsort(rank).tolist()]
-        out = []
-        lo = 0
-        for (kj, key), hi in zip(by_rank, ends, strict=True):
-            out.append((kj, key, order[lo:hi]))
-            lo = hi
-        return out
+        ends = np.cumsum(np.bincount(r_rec, minlength=len(names)))
+        return [names[g] for g in np.argsort(rank).tolist()], order, ends
 
     def _encode(self, batch: RecordBatch, n: int, times: NDArray[np.int64]) -> tuple[
             NDArray[np.int64], NDArray[np.float64], list[NDArray[Any] | None]]:

@@ -60,7 +60,7 @@ from jobs.engine.kernels.sliding_trigger_keys import (
     TIME_LIMIT,
     KeyArrays,
 )
-from jobs.engine.kernels.sliding_trigger_panes import PaneRows, concat, empty_panes
+from jobs.engine.kernels.sliding_trigger_panes import PaneRows, concat, empty_panes, key_codes
 from jobs.engine.kernels.sliding_trigger_side import (
     DISTINCT_LIMIT,
     SIDE_FNS,
@@ -223,7 +223,6 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
             if col is not None:
                 URT[:, K.R_AGG + K.R_WIDTH * j + 3] = len(self.objs) + np.arange(n)
                 self.objs.extend(col.tolist())
-        groups = self._groups(batch.keys, n)
         wm_known = self.wm is not None
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
         wm_out = self.wm
@@ -233,6 +232,10 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         touched: list[KeyArrays] = []
         m = len(self._names)
         ev, lv = self._timer_values()
+        groups = self._groups(batch.keys, n) if self._key_scope else []
+        if not self._key_scope:
+            touched = self._ingest_keys(batch.keys, n, times, URT, URF, base, wm_known, wm0,
+                                        late, parts)
         for kj, key, ix in groups:
             ka = self.keys.get(kj)
             if ka is None:
@@ -282,6 +285,70 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         fired = self._fire(touched)
         return ColumnarOutput(out, EmissionColumns(concat(unit.panes, fired), unit.late,
                                                    unit.late_before))
+
+    def _ingest_keys(self, keys: Any, n: int, times: NDArray[np.int64],
+                     URT: NDArray[np.int64], URF: NDArray[np.float64], base: int,
+                     wm_known: bool, wm0: int, late: list[tuple[int, int, int, int]],
+                     parts: list[PaneRows]) -> list[KeyArrays]:
+        """A unit's records under the global watermark: every key's in one kernel pass
+        (:func:`._sliding_trigger_kernels.ingest_keys`) over the keys' state gathered into
+        one set of arrays; each key's state is then its slice of the pass's output. Adds the
+        late lines to ``late`` and the panes to ``parts``; returns the unit's keys."""
+        names, order, ends = self._group_order(keys, n)
+        state = self.keys
+        m = len(self._names)
+        kas: list[KeyArrays] = []
+        for kj, key in names:
+            ka = state.get(kj)
+            if ka is None:
+                ka = state[kj] = KeyArrays(key, kj, m)
+            kas.append(ka)
+        nk = len(kas)
+        goff = np.zeros(nk + 1, dtype=np.int64)
+        goff[1:] = ends
+        hoff = np.zeros(nk + 1, dtype=np.int64)
+        hoff[1:] = np.cumsum([ka.n_h for ka in kas])
+        woff = np.zeros(nk + 1, dtype=np.int64)
+        woff[1:] = np.cumsum([ka.n_w for ka in kas])
+        held = [ka for ka in kas if ka.n_h]
+        wins = [ka for ka in kas if ka.n_w]
+        RT_in = (np.concatenate([ka.RT[:ka.n_h] for ka in held]) if held
+                 else URT[:0])
+        RF_in = (np.concatenate([ka.RF[:ka.n_h] for ka in held]) if held
+                 else URF[:0])
+        W_in = (np.concatenate([ka.W[:ka.n_w] for ka in wins]) if wins
+                else np.zeros((0, K.W_AGG + K.A_WIDTH * m), dtype=np.int64))
+        WF_in = (np.concatenate([ka.WF[:ka.n_w] for ka in wins]) if wins
+                 else np.zeros((0, max(2 * m, 1)), dtype=np.float64))
+        born = np.array([ka.born_next for ka in kas], dtype=np.int64)
+        kt = times[order]
+        ev, lv = self._timer_values()
+        (RT, RF, ho, W, WF, wo, LR, n_l, AR, n_a, PR, PW, PF, PK, n_p) = K.ingest_keys(
+            goff, kt, order + base, order, URT[order], URF[order], self._kinds, wm_known,
+            wm0, self._event_basis, self._size, self._al, self._step, self._early_n,
+            self._late_n, self._at_end, self._discarding, RT_in, RF_in, hoff, W_in, WF_in,
+            woff, born, ev, lv)
+        kmax = np.maximum.reduceat(kt, goff[:-1]).tolist()
+        hl, wl = ho.tolist(), wo.tolist()
+        for k, (ka, bn, km) in enumerate(zip(kas, born.tolist(), kmax, strict=True)):
+            ka.RT, ka.RF, ka.n_h = RT[hl[k]:hl[k + 1]], RF[hl[k]:hl[k + 1]], hl[k + 1] - hl[k]
+            ka.W, ka.WF, ka.n_w = W[wl[k]:wl[k + 1]], WF[wl[k]:wl[k + 1]], wl[k + 1] - wl[k]
+            ka.born_next = bn
+            if ka.max_t is None or km > ka.max_t:
+                ka.max_t = km
+        if n_l:
+            codes = key_codes(self._out_keys, kas)
+            for rec, s, reason, k in LR.tolist():
+                late.append((rec, s, reason, int(codes[k])))
+                self._count_late(kas[k], s, dropped=1)
+        for _, s, k in AR.tolist():
+            self._count_late(kas[k], s, accepted=1)
+        if n_p:
+            members = (K.side_outputs_keys(RT, ho, PK, PR, n_p, self._size, self._side_cols,
+                                           self._side_distinct, len(self._distinct))
+                       if self._side else None)
+            parts.append(PaneRows(kas, PR, PW, PF, members, self.wm, None, PK))
+        return kas
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
         """:meth:`jobs.engine.Engine.advance_processing_time`: the timers due at ``now_ms``
