@@ -666,9 +666,9 @@ def ingest_keys(
          kn_p) = ingest_key(
             times[a:b].copy(), seqs[a:b].copy(), recs[a:b].copy(), URT[a:b].copy(),
             URF[a:b].copy(), kinds, wm_known, wm0, event_basis, size, al, step, early_n,
-            late_n, at_end, discarding, RT_in[hoff[k]:hoff[k + 1]].copy(),
-            RF_in[hoff[k]:hoff[k + 1]].copy(), hoff[k + 1] - hoff[k],
-            W_in[woff[k]:woff[k + 1]].copy(), WF_in[woff[k]:woff[k + 1]].copy(),
+            late_n, at_end, discarding, RT_in[hoff[k]:hoff[k + 1]],
+            RF_in[hoff[k]:hoff[k + 1]], hoff[k + 1] - hoff[k],
+            W_in[woff[k]:woff[k + 1]], WF_in[woff[k]:woff[k + 1]],
             woff[k + 1] - woff[k], born[k], early_tv, late_tv)
         born[k] = bn
         RT = _append(RT, ho[k], kRT[:n_h])
@@ -765,44 +765,38 @@ def side_outputs_keys(RT, hoff, PK, PR, n_p, size, cols, distinct, n_codes):
 
 @njit(cache=True)
 def fire_keys(wk, w0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding, kinds,
-              RT_in, RF_in, hoff, W_in, WF_in, woff, early_tv, late_tv, cur, far):
+              RT, hoff, W, WF, woff, early_tv, late_tv, cur, far):
     """:func:`fire_due` for many keys in one pass: key ``k`` (at its watermark: known
-    ``wk[k]``, ``w0[k]``) holds rows ``hoff[k]:hoff[k+1]`` of ``RT_in`` / ``RF_in`` and
-    ``woff[k]:woff[k+1]`` of ``W_in`` / ``WF_in``. Returns the keys' new state concatenated,
-    ``(RT, RF, hoff, W, WF, woff)``, the panes ``(PR, PW, PF, PK, n_p)`` (``PK``: the key of
-    each), the windows that went without a pane ``GONE`` (start, key), and per key its next
-    deadline (:func:`next_deadline`) and next timer (:func:`next_timer`). The side
-    aggregations' members are read from the input (:func:`side_outputs_keys`)."""
+    ``wk[k]``, ``w0[k]``) holds rows ``hoff[k]:hoff[k+1]`` of ``RT`` and ``woff[k]:woff[k+1]``
+    of ``W`` / ``WF``. Each key's windows that stay move to the start of its rows (in
+    place); its held records that stay are the end of its rows (pruning drops the oldest),
+    ``RT`` is not changed. Returns per key the first held record that stays and the number
+    of windows, the panes ``(PR, PW, PF, PK, n_p)`` (``PK``: the key of each), the windows
+    that went without a pane ``GONE`` (start, key), and per key its next deadline
+    (:func:`next_deadline`) and next timer (:func:`next_timer`). The side aggregations'
+    members are read from ``RT`` (:func:`side_outputs_keys`)."""
     nk = len(hoff) - 1
-    RT = RT_in.copy()
-    RF = RF_in.copy()
-    W = W_in.copy()
-    WF = WF_in.copy()
-    ho = np.zeros(nk + 1, dtype=np.int64)
-    wo = np.zeros(nk + 1, dtype=np.int64)
+    hlo = np.zeros(nk, dtype=np.int64)
+    nw = np.zeros(nk, dtype=np.int64)
     PR = np.zeros((8, P_WIDTH), dtype=np.int64)
-    PW = np.zeros((8, W_in.shape[1]), dtype=np.int64)
-    PF = np.zeros((8, WF_in.shape[1]), dtype=np.float64)
+    PW = np.zeros((8, W.shape[1]), dtype=np.int64)
+    PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
     PK = np.zeros(8, dtype=np.int64)
     GONE = np.zeros((8, 2), dtype=np.int64)
     dl = np.full(nk, far, dtype=np.int64)
     tm = np.full(nk, NO_TIMER, dtype=np.int64)
     n_p = n_g = 0
     for k in range(nk):
-        kW = W_in[woff[k]:woff[k + 1]].copy()
-        kWF = WF_in[woff[k]:woff[k + 1]].copy()
+        kW = W[woff[k]:woff[k + 1]]
+        kWF = WF[woff[k]:woff[k + 1]]
         n_w, kPR, kPW, kPF, kn_p, kG, kn_g = run_due(
             wk[k], w0[k], ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
             kinds, kW, kWF, woff[k + 1] - woff[k], early_tv, late_tv, cur)
-        kRT = RT_in[hoff[k]:hoff[k + 1]].copy()
-        kRF = RF_in[hoff[k]:hoff[k + 1]].copy()
-        n_h = prune_held(kRT, kRF, hoff[k + 1] - hoff[k], wk[k], w0[k], ended, size, al)
-        RT[ho[k]:ho[k] + n_h] = kRT[:n_h]
-        RF[ho[k]:ho[k] + n_h] = kRF[:n_h]
-        ho[k + 1] = ho[k] + n_h
-        W[wo[k]:wo[k] + n_w] = kW[:n_w]
-        WF[wo[k]:wo[k] + n_w] = kWF[:n_w]
-        wo[k + 1] = wo[k] + n_w
+        nw[k] = n_w
+        i = hoff[k]
+        while i < hoff[k + 1] and (ended or (wk[k] and w0[k] >= RT[i, R_T] + size + 2 + al)):
+            i += 1  # prune_held's rule
+        hlo[k] = i
         dl[k] = next_deadline(kW, n_w, size, al, far)
         tm[k] = next_timer(kW, n_w)
         if kn_p:
@@ -816,9 +810,8 @@ def fire_keys(wk, w0, ended, size, al, early_n, late_n, at_end, at_expiry, disca
             PK[n_p:n_p + kn_p] = k
             n_p += kn_p
         GONE = _grow(GONE, n_g + kn_g)
-        for i in range(kn_g):
-            GONE[n_g + i, 0] = kG[i]
-            GONE[n_g + i, 1] = k
+        for j in range(kn_g):
+            GONE[n_g + j, 0] = kG[j]
+            GONE[n_g + j, 1] = k
         n_g += kn_g
-    return (RT, RF, ho, W, WF, wo, PR[:n_p], PW[:n_p], PF[:n_p], PK[:n_p], n_p,
-            GONE[:n_g], dl, tm)
+    return hlo, nw, PR[:n_p], PW[:n_p], PF[:n_p], PK[:n_p], n_p, GONE[:n_g], dl, tm

@@ -150,8 +150,8 @@ class TriggerFiring:
     def _fire_keys(self, run: list[KeyArrays], parts: list[PaneRows]
                    ) -> tuple[tuple[I64, I64], I64]:
         """The closing firing of the keys ``run`` in one kernel pass
-        (:func:`._sliding_trigger_kernels.fire_keys`) over their gathered state; each key
-        keeps its slice of the output. Adds the panes to ``parts``; returns the keys' next
+        (:func:`._sliding_trigger_kernels.fire_keys`) over their state gathered into one set
+        of arrays, which the pass changes in place; each key keeps its slice of them. Adds the panes to ``parts``; returns the keys' next
         deadlines and timers, and the windows that closed without a pane (start, key)."""
         nk = len(run)
         hoff = np.zeros(nk + 1, dtype=np.int64)
@@ -173,9 +173,9 @@ class TriggerFiring:
             known, wm, wm_out = self._wm_of(run[0]) if run else (False, 0, None)
             wk[:], w0[:] = known, wm
         ev, lv = self._timer_values()
-        (RT, RF, ho, W, WF, wo, PR, PW, PF, PK, n_p, GONE, dl, tm) = K.fire_keys(
+        hlo, nw, PR, PW, PF, PK, n_p, GONE, dl, tm = K.fire_keys(
             wk, w0, self.ended, self._size, self._al, self._early_n, self._late_n,
-            self._at_end, self._at_expiry, self._discarding, self._kinds, RT_in, RF_in, hoff,
+            self._at_end, self._at_expiry, self._discarding, self._kinds, RT_in, hoff,
             W_in, WF_in, woff, ev, lv, self.seq - 1, FAR)
         if n_p:
             members = (K.side_outputs_keys(RT_in, hoff, PK, PR, n_p, self._size,
@@ -186,10 +186,10 @@ class TriggerFiring:
                                       [outs[k] for k in PK.tolist()], PK))
             else:
                 parts.append(PaneRows(run, PR, PW, PF, members, wm_out, None, PK))
-        hl, wl = ho.tolist(), wo.tolist()
-        for k, ka in enumerate(run):
-            ka.RT, ka.RF, ka.n_h = RT[hl[k]:hl[k + 1]], RF[hl[k]:hl[k + 1]], hl[k + 1] - hl[k]
-            ka.W, ka.WF, ka.n_w = W[wl[k]:wl[k + 1]], WF[wl[k]:wl[k + 1]], wl[k + 1] - wl[k]
+        hl, he, wl, wn = hlo.tolist(), hoff[1:].tolist(), woff[:-1].tolist(), nw.tolist()
+        for ka, a, b, c, d in zip(run, hl, he, wl, wn, strict=True):
+            ka.RT, ka.RF, ka.n_h = RT_in[a:b], RF_in[a:b], b - a
+            ka.W, ka.WF, ka.n_w = W_in[c:c + d], WF_in[c:c + d], d
         return (dl, tm), GONE
 
     def _push_keys(self, run: list[KeyArrays], nxt: tuple[I64, I64]) -> None:

@@ -20,7 +20,6 @@ from jobs.engine.kernels.sliding_trigger_keys import (
     TIME_LIMIT,
     KeyArrays,
 )
-from jobs.engine.kernels.sliding_trigger_panes import key_code
 from jobs.engine.kernels.sliding_trigger_side import SIDE_FNS
 from jobs.engine.records import Key, RecordBatch, plain_key
 from jobs.engine.vectorized.keys import KeyTable
@@ -48,17 +47,6 @@ class UnitInput:
 
     def _kj(self, key: Key) -> str:
         raise NotImplementedError  # the engine's
-
-    def _groups(self, keys: Sequence[Any], n: int) -> list[tuple[str, Key, NDArray[np.int64]]]:
-        """The unit's records by key, keys in first-seen order: (key JSON, key, the records'
-        indexes in arrival order)."""
-        names, order, ends = self._group_order(keys, n)
-        out = []
-        lo = 0
-        for (kj, key), hi in zip(names, ends.tolist(), strict=True):
-            out.append((kj, key, order[lo:hi]))
-            lo = hi
-        return out
 
     def _group_order(self, keys: Sequence[Any], n: int) -> tuple[
             list[tuple[str, Key]], NDArray[np.int64], NDArray[np.int64]]:
@@ -148,11 +136,3 @@ class UnitInput:
             row = self.late_deltas[dk] = [ka.key, s, e, 0, 0]
         row[3] += accepted
         row[4] += dropped
-
-    def _late_lines(self, ka: KeyArrays, rows: NDArray[np.int64],
-                    late: list[tuple[int, int, int, int]]) -> None:
-        """``ka``'s late rows of a kernel pass as (record, start, reason, key code), counted."""
-        code = key_code(self._out_keys, ka)
-        for rec, s, reason in rows.tolist():
-            late.append((rec, s, reason, code))
-            self._count_late(ka, s, dropped=1)

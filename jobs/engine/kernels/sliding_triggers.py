@@ -45,10 +45,11 @@ from jobs.definition.windows import Sliding, kind_class
 from jobs.engine.core import cached_key_json
 from jobs.engine.engine import Engine, WatermarkMode
 from jobs.engine.errors import EngineError
+from jobs.engine.kernels import _sliding_key_trigger_kernels as KKT
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
-from jobs.engine.kernels.sliding_key_triggers import KeyScopedSlidingTriggers
+from jobs.engine.kernels.sliding_key_triggers import NO_TIME, KeyScopedSlidingTriggers
 from jobs.engine.kernels.sliding_trigger_firing import TriggerFiring
 from jobs.engine.kernels.sliding_trigger_input import UnitInput
 from jobs.engine.kernels.sliding_trigger_keys import (
@@ -64,7 +65,6 @@ from jobs.engine.kernels.sliding_trigger_panes import PaneRows, concat, empty_pa
 from jobs.engine.kernels.sliding_trigger_side import (
     DISTINCT_LIMIT,
     SIDE_FNS,
-    pane_side,
     window_values,
 )
 from jobs.engine.kernels.sliding_trigger_values import value_columns
@@ -225,50 +225,11 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
                 self.objs.extend(col.tolist())
         wm_known = self.wm is not None
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
-        wm_out = self.wm
         late: list[tuple[int, int, int, int]] = []
         parts: list[PaneRows] = []
         gone_of: list[tuple[KeyArrays, list[int]]] = []
-        touched: list[KeyArrays] = []
-        m = len(self._names)
-        ev, lv = self._timer_values()
-        groups = self._groups(batch.keys, n) if self._key_scope else []
-        if not self._key_scope:
-            touched = self._ingest_keys(batch.keys, n, times, URT, URF, base, wm_known, wm0,
-                                        late, parts)
-        for kj, key, ix in groups:
-            ka = self.keys.get(kj)
-            if ka is None:
-                ka = self.keys[kj] = KeyArrays(key, kj, m)
-            urt = URT[ix]
-            kt = times[ix]
-            pane_wms: list[int | None] | None = None
-            gone: list[int] = []
-            if self._key_scope:
-                LR, n_l, AR, n_a, PR, PW, PF, n_p, pane_wms, gone = self._key_pass(
-                    ka, kt, ix + base, ix, urt, URF[ix])
-            else:
-                (ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ka.born_next, LR, n_l, AR, n_a,
-                 PR, PW, PF, n_p) = K.ingest_key(
-                    kt, ix + base, ix, urt, URF[ix], self._kinds, wm_known, wm0,
-                    self._event_basis, self._size, self._al, self._step, self._early_n,
-                    self._late_n, self._at_end, self._discarding, ka.RT, ka.RF, ka.n_h, ka.W,
-                    ka.WF, ka.n_w, ka.born_next, ev, lv)
-            kmax = int(kt.max())
-            if ka.max_t is None or kmax > ka.max_t:
-                ka.max_t = kmax
-            if n_l:
-                self._late_lines(ka, LR[:n_l], late)
-            if n_a:
-                for s in AR[:n_a, 1].tolist():
-                    self._count_late(ka, s, accepted=1)
-            if n_p:
-                members = pane_side(self, ka, PR, n_p) if self._side else None
-                parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p], members, wm_out,
-                                      pane_wms))
-            if gone:
-                gone_of.append((ka, gone))
-            touched.append(ka)
+        touched = self._ingest_keys(batch.keys, n, times, URT, URF, base, wm_known, wm0,
+                                    late, parts, gone_of)
         unit = self._unit_output(parts, late, batch, times)
         for ka, gone in gone_of:  # windows that closed without a pane (after their panes)
             for s in gone:
@@ -289,11 +250,14 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
     def _ingest_keys(self, keys: Any, n: int, times: NDArray[np.int64],
                      URT: NDArray[np.int64], URF: NDArray[np.float64], base: int,
                      wm_known: bool, wm0: int, late: list[tuple[int, int, int, int]],
-                     parts: list[PaneRows]) -> list[KeyArrays]:
-        """A unit's records under the global watermark: every key's in one kernel pass
-        (:func:`._sliding_trigger_kernels.ingest_keys`) over the keys' state gathered into
-        one set of arrays; each key's state is then its slice of the pass's output. Adds the
-        late lines to ``late`` and the panes to ``parts``; returns the unit's keys."""
+                     parts: list[PaneRows], gone_of: list[tuple[KeyArrays, list[int]]]
+                     ) -> list[KeyArrays]:
+        """A unit's records: every key's in one kernel pass
+        (:func:`._sliding_trigger_kernels.ingest_keys`; under ``scope: key``
+        :func:`._sliding_key_trigger_kernels.ingest_keys_scoped`) over the keys' state
+        gathered into one set of arrays; each key's state is then its slice of the pass's
+        output. Adds the late lines to ``late``, the panes to ``parts`` and the windows that
+        went without a pane to ``gone_of``; returns the unit's keys."""
         names, order, ends = self._group_order(keys, n)
         state = self.keys
         m = len(self._names)
@@ -323,11 +287,30 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         born = np.array([ka.born_next for ka in kas], dtype=np.int64)
         kt = times[order]
         ev, lv = self._timer_values()
-        (RT, RF, ho, W, WF, wo, LR, n_l, AR, n_a, PR, PW, PF, PK, n_p) = K.ingest_keys(
-            goff, kt, order + base, order, URT[order], URF[order], self._kinds, wm_known,
-            wm0, self._event_basis, self._size, self._al, self._step, self._early_n,
-            self._late_n, self._at_end, self._discarding, RT_in, RF_in, hoff, W_in, WF_in,
-            woff, born, ev, lv)
+        if self._key_scope:
+            known = np.array([ka.wm is not None for ka in kas], dtype=np.bool_)
+            kwm = np.array([0 if ka.wm is None else ka.wm for ka in kas], dtype=np.int64)
+            (RT, RF, ho, W, WF, wo, LR, n_l, AR, n_a, PR, PW, PF, PK, n_p, PM,
+             GONE) = KKT.ingest_keys_scoped(
+                goff, kt, order + base, order, URT[order], URF[order], self._kinds, known,
+                kwm, self._delay, self._event_basis, self._size, self._al, self._early_n,
+                self._late_n, self._at_end, self._at_expiry, self._discarding, RT_in, RF_in,
+                hoff, W_in, WF_in, woff, born, ev, lv, FAR, NO_TIME)
+            for ka, kk, kw in zip(kas, known.tolist(), kwm.tolist(), strict=True):
+                if kk and (ka.wm is None or kw != ka.wm):
+                    ka.wm = kw
+                    if self._idle:
+                        ka.ib, ka.ibpt = kw, self.processing_time
+            gone: dict[int, list[int]] = {}
+            for s, k in GONE.tolist():
+                gone.setdefault(k, []).append(s)
+            gone_of.extend((kas[k], g) for k, g in gone.items())
+        else:
+            (RT, RF, ho, W, WF, wo, LR, n_l, AR, n_a, PR, PW, PF, PK, n_p) = K.ingest_keys(
+                goff, kt, order + base, order, URT[order], URF[order], self._kinds,
+                wm_known, wm0, self._event_basis, self._size, self._al, self._step,
+                self._early_n, self._late_n, self._at_end, self._discarding, RT_in, RF_in,
+                hoff, W_in, WF_in, woff, born, ev, lv)
         kmax = np.maximum.reduceat(kt, goff[:-1]).tolist()
         hl, wl = ho.tolist(), wo.tolist()
         for k, (ka, bn, km) in enumerate(zip(kas, born.tolist(), kmax, strict=True)):
@@ -347,7 +330,9 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
             members = (K.side_outputs_keys(RT, ho, PK, PR, n_p, self._size, self._side_cols,
                                            self._side_distinct, len(self._distinct))
                        if self._side else None)
-            parts.append(PaneRows(kas, PR, PW, PF, members, self.wm, None, PK))
+            wms = ([None if w == NO_TIME else w for w in PM.tolist()] if self._key_scope
+                   else None)
+            parts.append(PaneRows(kas, PR, PW, PF, members, self.wm, wms, PK))
         return kas
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
