@@ -1,5 +1,6 @@
 """Compiled (numba) kernel of KIP-450 sliding windows that fire more than once under per-key
-watermarks (``watermark.scope: key``, with or without idle advance), on one key's arrays.
+watermarks (``watermark.scope: key``, with or without idle advance), on one key's arrays
+(``ingest_keys_scoped``: on all keys of a unit, concatenated with offsets).
 
 The general engine runs a key's windows after each of its records (``Engine.ingest``): first
 at the key's watermark as the record met it (the record's own count panes, timers, a window

@@ -1,6 +1,7 @@
 """Compiled (numba) kernels of KIP-450 sliding windows that fire more than once (count-based
 early and late triggers, ON_TIME at the window end; discarding, accumulating, retracting),
-on one key's arrays (:mod:`.sliding_triggers` holds them).
+on one key's arrays (:mod:`.sliding_triggers` holds them); ``ingest_keys`` and
+``fire_keys`` run many keys' arrays, concatenated with offsets, in one call.
 
 The rules are the general engine's (``Assigner._apply_sliding``, ``Firing._fire_window``)
 under a global watermark ``wm0`` that does not move within an arrival unit:

@@ -2,10 +2,10 @@
 (``watermark.scope: key``, bounded, event time; with or without idle advance).
 
 Each key keeps its own watermark (and idle base) on its :class:`~.sliding_triggers.KeyArrays`.
-An arrival unit runs one kernel pass per key
-(:func:`._sliding_key_trigger_kernels.ingest_key_scoped`): per record its late lines and the
-panes it fires at the watermark it met, then what its raise of the key's watermark fires,
-each pane showing the key's watermark as it was then. The unit's closing firing then runs
+An arrival unit runs all its keys in one kernel pass
+(:func:`._sliding_key_trigger_kernels.ingest_keys_scoped`), per key: per record its late
+lines and the panes it fires at the watermark it met, then what its raise of the key's
+watermark fires, each pane showing the key's watermark as it was then. The unit's closing firing then runs
 the unit's keys at their own watermarks (which prunes their held records), and no global
 deadline exists. Idle advance moves each key with an idle base on a processing-time tick and
 runs those keys' windows; panes come out by window end, key JSON, start. Keys are never

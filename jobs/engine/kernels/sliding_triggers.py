@@ -14,12 +14,15 @@ closing firing (:mod:`.sliding_trigger_firing`), per-key watermarks
 Unlike ``emit: final`` (:mod:`.sliding`), a window's pane depends on when records joined it
 (a pane resets discarding accumulators; a count trigger fires between records), so every
 window keeps accumulators, and a record updates each live window containing it. That loop,
-the window creation from the held records and the count triggers run in one compiled pass per
-key and arrival unit (:func:`._sliding_trigger_kernels.ingest_key`); the watermark's firing
-is one pass per key whose next deadline it reached (``fire_due``). Per key the state is
-arrays (:class:`KeyArrays`): held records and windows sorted by start; the Python side keeps
-the key's input objects (records and first/last values, by reference), in retracting mode
-each window's last pane (the general engine's dict), and the late counts. ``collect`` and
+the window creation from the held records and the count triggers run per key
+(:func:`._sliding_trigger_kernels.ingest_key`), all keys of an arrival unit in one compiled
+pass (``ingest_keys``: the unit's keys' state is gathered into one set of arrays with
+offsets, and each key's state is then its slice of the output); the watermark's firing runs
+every key whose next deadline it reached in one pass too (``fire_keys``). Per key the state
+is arrays (:class:`KeyArrays`): held records and windows sorted by start; the Python side
+keeps, in retracting mode, each window's last pane (the general engine's dict) and the late
+counts; the input objects (records and first/last values, by reference) are one list for
+all keys (``objs``). ``collect`` and
 ``count_distinct`` keep no accumulator: a pane reads them from the held records inside its
 window (:mod:`.sliding_trigger_side`). A unit's records are grouped by key from the key
 table's bulk codes; the pane rows the kernels give for all keys of an engine call become
