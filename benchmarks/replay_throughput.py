@@ -35,7 +35,7 @@ with idle advance), ``session_final_processing`` (the processing clock),
 ``sliding_final_collect``, ``sliding_count_triggers_collect``,
 ``session_count_triggers_collect``, ``sliding_final_idle``,
 ``session_count_triggers_key_collect``, ``sliding_count_triggers_key_scope`` (per-key
-watermarks)), measured like the
+watermarks), ``sliding_count_triggers_uniform_keys`` (uniform keys)), measured like the
 vectorized rows: through the object API, and through the columnar API where the engine has one
 (``ingest_columns``); its compiled code is loaded from numba's cache before the timed runs.
 The general engine gets the same full input on the cases the vectorized engine runs (so the
@@ -189,7 +189,7 @@ def definition(case: str) -> Definition:
         return Definition(window=Window("tumbling", size=15 * MIN), trigger=counted,
                           accumulation="retracting", **{
                               **common, "watermark": Watermark(strategy="source", delay=0)})
-    if case == "sliding_count_triggers_retracting":
+    if case in ("sliding_count_triggers_retracting", "sliding_count_triggers_uniform_keys"):
         return Definition(window=Window("sliding", size=5 * MIN), trigger=counted,
                           accumulation="retracting", **common)
     if case == "sliding_count_triggers_collect":
@@ -284,6 +284,8 @@ CASES = [
     "session_count_triggers_key_collect",
     # sliding windows with count triggers under per-key watermarks: SlidingTriggerEngine
     "sliding_count_triggers_key_scope",
+    # the same on uniform keys (most keys cold, ~2 records per key and unit): SlidingTriggerEngine
+    "sliding_count_triggers_uniform_keys",
 ]
 
 
@@ -296,7 +298,8 @@ def fast_engine(defn: Definition) -> Any:
     return None
 
 
-def make_data(n: int, n_keys: int, batch: int, key_kind: str, seed: int = 7) -> list[RecordBatch]:
+def make_data(n: int, n_keys: int, batch: int, key_kind: str, seed: int = 7,
+              uniform: bool = False) -> list[RecordBatch]:
     rng = np.random.default_rng(seed)
     arrival = T0 + np.sort(rng.integers(0, 60 * MIN, n))
     delay = rng.exponential(2_000, n).astype(np.int64)
@@ -305,6 +308,8 @@ def make_data(n: int, n_keys: int, batch: int, key_kind: str, seed: int = 7) -> 
     et = arrival - delay
     # a few hot keys, a long tail (Zipf-like), as user ids usually are
     kid = (rng.zipf(1.3, n) - 1) % n_keys
+    if uniform:  # every key as likely (cases ending in _uniform_keys)
+        kid = rng.integers(0, n_keys, n)
     v = rng.integers(0, 1000, n)
     if key_kind == "str":
         names = np.array([f"user-{i:05d}" for i in range(n_keys)], dtype=object)
@@ -361,7 +366,7 @@ def drive(engine: Any, batches: list[RecordBatch], to_json: bool) -> dict[str, i
 def run_case(case: str, engine_kind: str, n: int, n_keys: int, batch: int, key_kind: str,
              to_json: bool, repeats: int = 5) -> dict[str, Any]:
     defn = definition(case)
-    batches = make_data(n, n_keys, batch, key_kind)
+    batches = make_data(n, n_keys, batch, key_kind, uniform=case.endswith("_uniform_keys"))
     fast = fast_engine(defn)
     if engine_kind == "vectorized" and fast is None:
         return {"case": case, "engine": engine_kind, "skipped": "definition does not qualify"}

@@ -155,18 +155,20 @@ def test_distinct_values_of_forgotten_records_are_forgotten() -> None:
     assert len(eng._distinct) <= 40  # 200 without compaction
 
 
-def test_compacting_a_keys_objects_keeps_the_lists() -> None:
-    """Past 4096 input objects a key's list is compacted (the records' refs renumbered):
-    the panes still list the same values."""
+def test_compacting_the_objects_keeps_the_lists() -> None:
+    """Past its limit the engine's list of input objects is compacted (the records' refs
+    renumbered): the panes still list the same values."""
     defn = replace(DEFN, watermark=Watermark(delay=0), allowed_lateness=5)
     us = [(u, [("a", 500 * u + i, f"v{i % 7}") for i in range(500)]) for u in range(10)]
     eng = make_engine(defn)
+    assert isinstance(eng, SlidingTriggerEngine)
+    eng._objs_limit = 4096
     k_out, _ = _run(eng, defn, us, False, None, None)
     g_out, _ = _run(Engine(defn), defn, us, False, None, None)
     assert k_out == g_out
-    assert isinstance(eng, SlidingTriggerEngine) and eng.general is None
+    assert eng.general is None
     live = SlidingTriggerEngine(defn)
+    live._objs_limit = 4096
     for u in us:
         live.ingest(_batch(defn, u))
-    (ka,) = live.keys.values()
-    assert len(ka.objs) < 2 * 5000  # each record holds two objects: without compaction 10000
+    assert len(live.objs) < 2 * 5000  # each record holds two objects: without compaction 10000

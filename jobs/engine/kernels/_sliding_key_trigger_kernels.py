@@ -1,5 +1,6 @@
 """Compiled (numba) kernel of KIP-450 sliding windows that fire more than once under per-key
-watermarks (``watermark.scope: key``, with or without idle advance), on one key's arrays.
+watermarks (``watermark.scope: key``, with or without idle advance), on one key's arrays
+(``ingest_keys_scoped``: on all keys of a unit, concatenated with offsets).
 
 The general engine runs a key's windows after each of its records (``Engine.ingest``): first
 at the key's watermark as the record met it (the record's own count panes, timers, a window
@@ -108,3 +109,84 @@ def ingest_key_scoped(
         n_g += ng
     return (RT, RF, n_h, W, WF, n_w, born_next, LR, n_l, AR, n_a, PR, PW, PF, n_p, PM, GONE,
             n_g, known, kwm)
+
+
+@njit(cache=True)
+def ingest_keys_scoped(
+    goff, times, seqs, recs, URT, URF, kinds, known, kwm, delay, event_basis, size, al,
+    early_n, late_n, at_end, at_expiry, discarding, RT_in, RF_in, hoff, W_in, WF_in, woff,
+    born, early_tv, late_tv, far, no_time,
+):
+    """:func:`ingest_key_scoped` for every key of a unit in one pass, laid out as
+    :func:`._sliding_trigger_kernels.ingest_keys` (``known`` / ``kwm``: each key's watermark,
+    updated in place with ``born``). Returns ``ingest_keys``' outputs, then ``PM`` (the
+    watermark each pane shows) and ``GONE`` (start, key) of the windows that went without a
+    pane."""
+    nk = len(goff) - 1
+    RT = np.zeros((hoff[nk] + goff[nk], RT_in.shape[1]), dtype=np.int64)
+    RF = np.zeros((hoff[nk] + goff[nk], RF_in.shape[1]), dtype=np.float64)
+    W = np.zeros((woff[nk] + 2 * goff[nk] + 4, W_in.shape[1]), dtype=np.int64)
+    WF = np.zeros((W.shape[0], WF_in.shape[1]), dtype=np.float64)
+    ho = np.zeros(nk + 1, dtype=np.int64)
+    wo = np.zeros(nk + 1, dtype=np.int64)
+    LR = np.zeros((8, 4), dtype=np.int64)
+    AR = np.zeros((8, 3), dtype=np.int64)
+    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
+    PW = np.zeros((8, W_in.shape[1]), dtype=np.int64)
+    PF = np.zeros((8, WF_in.shape[1]), dtype=np.float64)
+    PK = np.zeros(8, dtype=np.int64)
+    PM = np.zeros(8, dtype=np.int64)
+    GONE = np.zeros((8, 2), dtype=np.int64)
+    n_l = n_a = n_p = n_g = 0
+    for k in range(nk):
+        a, b = goff[k], goff[k + 1]
+        (kRT, kRF, n_h, kW, kWF, n_w, bn, kLR, kn_l, kAR, kn_a, kPR, kPW, kPF, kn_p, kPM,
+         kG, kn_g, kk, kw) = ingest_key_scoped(
+            times[a:b].copy(), seqs[a:b].copy(), recs[a:b].copy(), URT[a:b].copy(),
+            URF[a:b].copy(), kinds, known[k], kwm[k], delay, event_basis, size, al, early_n,
+            late_n, at_end, at_expiry, discarding, RT_in[hoff[k]:hoff[k + 1]],
+            RF_in[hoff[k]:hoff[k + 1]], hoff[k + 1] - hoff[k],
+            W_in[woff[k]:woff[k + 1]], WF_in[woff[k]:woff[k + 1]],
+            woff[k + 1] - woff[k], born[k], early_tv, late_tv, far, no_time)
+        born[k] = bn
+        known[k] = kk
+        kwm[k] = kw
+        RT = _put2(RT, ho[k], kRT, n_h)
+        RF = _put2(RF, ho[k], kRF, n_h)
+        ho[k + 1] = ho[k] + n_h
+        W = _put2(W, wo[k], kW, n_w)
+        WF = _put2(WF, wo[k], kWF, n_w)
+        wo[k + 1] = wo[k] + n_w
+        LR = _grow(LR, n_l + kn_l)
+        for i in range(kn_l):
+            LR[n_l + i, 0] = kLR[i, 0]
+            LR[n_l + i, 1] = kLR[i, 1]
+            LR[n_l + i, 2] = kLR[i, 2]
+            LR[n_l + i, 3] = k
+        n_l += kn_l
+        AR = _grow(AR, n_a + kn_a)
+        for i in range(kn_a):
+            AR[n_a + i, 0] = kAR[i, 0]
+            AR[n_a + i, 1] = kAR[i, 1]
+            AR[n_a + i, 2] = k
+        n_a += kn_a
+        PR = _put2(PR, n_p, kPR, kn_p)
+        PW = _put2(PW, n_p, kPW, kn_p)
+        PF = _put2(PF, n_p, kPF, kn_p)
+        if PK.shape[0] < n_p + kn_p:
+            PK2 = np.zeros(max(n_p + kn_p, 2 * PK.shape[0]), dtype=np.int64)
+            PK2[:n_p] = PK[:n_p]
+            PK = PK2
+            PM2 = np.zeros(PK.shape[0], dtype=np.int64)
+            PM2[:n_p] = PM[:n_p]
+            PM = PM2
+        PK[n_p:n_p + kn_p] = k
+        PM[n_p:n_p + kn_p] = kPM[:kn_p]
+        n_p += kn_p
+        GONE = _grow(GONE, n_g + kn_g)
+        for i in range(kn_g):
+            GONE[n_g + i, 0] = kG[i]
+            GONE[n_g + i, 1] = k
+        n_g += kn_g
+    return (RT, RF, ho, W, WF, wo, LR[:n_l], n_l, AR[:n_a], n_a, PR[:n_p], PW[:n_p],
+            PF[:n_p], PK[:n_p], n_p, PM[:n_p], GONE[:n_g])

@@ -1,6 +1,7 @@
 """Compiled (numba) kernels of KIP-450 sliding windows that fire more than once (count-based
 early and late triggers, ON_TIME at the window end; discarding, accumulating, retracting),
-on one key's arrays (:mod:`.sliding_triggers` holds them).
+on one key's arrays (:mod:`.sliding_triggers` holds them); ``ingest_keys`` and
+``fire_keys`` run many keys' arrays, concatenated with offsets, in one call.
 
 The rules are the general engine's (``Assigner._apply_sliding``, ``Firing._fire_window``)
 under a global watermark ``wm0`` that does not move within an arrival unit:
@@ -622,3 +623,196 @@ def side_outputs(RT, n_h, PR, n_p, size, cols, distinct, n_codes):
                     REFS[j] = RT[i, b + 3]
                     j += 1
     return CNT, REFS
+
+
+@njit(cache=True)
+def _append(out, n, rows):
+    """``rows`` appended to ``out``'s first ``n`` rows (grown when full)."""
+    out = _grow(out, n + rows.shape[0])
+    out[n:n + rows.shape[0]] = rows
+    return out
+
+
+@njit(cache=True)
+def ingest_keys(
+    goff, times, seqs, recs, URT, URF, kinds, wm_known, wm0, event_basis, size, al, step,
+    early_n, late_n, at_end, discarding, RT_in, RF_in, hoff, W_in, WF_in, woff, born,
+    early_tv, late_tv,
+):
+    """:func:`ingest_key` for every key of a unit in one pass. Key ``k``'s records are rows
+    ``goff[k]:goff[k+1]`` of ``times`` ... ``URF``, its held records rows
+    ``hoff[k]:hoff[k+1]`` of ``RT_in`` / ``RF_in``, its windows rows ``woff[k]:woff[k+1]`` of
+    ``W_in`` / ``WF_in`` (which the pass may change), its next creation number ``born[k]``
+    (updated in place). Returns the keys' new held records and windows, concatenated with
+    their offsets, ``(RT, RF, hoff, W, WF, woff)``, then the late rows (record, start,
+    reason, key), the accepted-late rows (record, start, key) and the panes (``PK``: the key
+    of each): ``(LR, n_l, AR, n_a, PR, PW, PF, PK, n_p)``."""
+    nk = len(goff) - 1
+    RT = np.zeros((hoff[nk] + goff[nk], RT_in.shape[1]), dtype=np.int64)
+    RF = np.zeros((hoff[nk] + goff[nk], RF_in.shape[1]), dtype=np.float64)
+    W = np.zeros((woff[nk] + 2 * goff[nk] + 4, W_in.shape[1]), dtype=np.int64)
+    WF = np.zeros((W.shape[0], WF_in.shape[1]), dtype=np.float64)
+    ho = np.zeros(nk + 1, dtype=np.int64)
+    wo = np.zeros(nk + 1, dtype=np.int64)
+    LR = np.zeros((8, 4), dtype=np.int64)
+    AR = np.zeros((8, 3), dtype=np.int64)
+    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
+    PW = np.zeros((8, W_in.shape[1]), dtype=np.int64)
+    PF = np.zeros((8, WF_in.shape[1]), dtype=np.float64)
+    PK = np.zeros(8, dtype=np.int64)
+    n_l = n_a = n_p = 0
+    for k in range(nk):
+        a, b = goff[k], goff[k + 1]
+        (kRT, kRF, n_h, kW, kWF, n_w, bn, kLR, kn_l, kAR, kn_a, kPR, kPW, kPF,
+         kn_p) = ingest_key(
+            times[a:b].copy(), seqs[a:b].copy(), recs[a:b].copy(), URT[a:b].copy(),
+            URF[a:b].copy(), kinds, wm_known, wm0, event_basis, size, al, step, early_n,
+            late_n, at_end, discarding, RT_in[hoff[k]:hoff[k + 1]],
+            RF_in[hoff[k]:hoff[k + 1]], hoff[k + 1] - hoff[k],
+            W_in[woff[k]:woff[k + 1]], WF_in[woff[k]:woff[k + 1]],
+            woff[k + 1] - woff[k], born[k], early_tv, late_tv)
+        born[k] = bn
+        RT = _append(RT, ho[k], kRT[:n_h])
+        RF = _append(RF, ho[k], kRF[:n_h])
+        ho[k + 1] = ho[k] + n_h
+        W = _append(W, wo[k], kW[:n_w])
+        WF = _append(WF, wo[k], kWF[:n_w])
+        wo[k + 1] = wo[k] + n_w
+        LR = _grow(LR, n_l + kn_l)
+        for i in range(kn_l):
+            LR[n_l + i, 0] = kLR[i, 0]
+            LR[n_l + i, 1] = kLR[i, 1]
+            LR[n_l + i, 2] = kLR[i, 2]
+            LR[n_l + i, 3] = k
+        n_l += kn_l
+        AR = _grow(AR, n_a + kn_a)
+        for i in range(kn_a):
+            AR[n_a + i, 0] = kAR[i, 0]
+            AR[n_a + i, 1] = kAR[i, 1]
+            AR[n_a + i, 2] = k
+        n_a += kn_a
+        if kn_p:
+            PR = _append(PR, n_p, kPR[:kn_p])
+            PW = _append(PW, n_p, kPW[:kn_p])
+            PF = _append(PF, n_p, kPF[:kn_p])
+            if PK.shape[0] < n_p + kn_p:
+                PK2 = np.zeros(max(n_p + kn_p, 2 * PK.shape[0]), dtype=np.int64)
+                PK2[:n_p] = PK[:n_p]
+                PK = PK2
+            PK[n_p:n_p + kn_p] = k
+            n_p += kn_p
+    return (RT, RF, ho, W, WF, wo, LR[:n_l], n_l, AR[:n_a], n_a, PR[:n_p], PW[:n_p],
+            PF[:n_p], PK[:n_p], n_p)
+
+
+@njit(cache=True)
+def _bisect_in(A, lo, hi, col, v, after):
+    """:func:`_bisect` on rows ``lo:hi``."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        x = A[mid, col]
+        if x < v or (after and x == v):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def side_outputs_keys(RT, hoff, PK, PR, n_p, size, cols, distinct, n_codes):
+    """:func:`side_outputs` of panes of many keys: pane ``p`` reads the held records of key
+    ``PK[p]``, rows ``hoff[k]:hoff[k+1]`` of ``RT``."""
+    ns = len(cols)
+    CNT = np.zeros((ns, n_p), dtype=np.int64)
+    lo = np.empty(n_p, dtype=np.int64)
+    hi = np.empty(n_p, dtype=np.int64)
+    for p in range(n_p):
+        s = PR[p, P_START]
+        k = PK[p]
+        lo[p] = _bisect_in(RT, hoff[k], hoff[k + 1], R_T, s, False)
+        hi[p] = _bisect_in(RT, hoff[k], hoff[k + 1], R_T, s + size, True)
+    stamp = np.full(max(n_codes, 1), -1, dtype=np.int64)
+    total = 0
+    for k in range(ns):
+        b = cols[k]
+        for p in range(n_p):
+            c = 0
+            tag = k * n_p + p
+            for i in range(lo[p], hi[p]):
+                q = RT[i, R_SEQ]
+                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
+                    if not distinct[k]:
+                        c += 1
+                    elif stamp[RT[i, b + 1]] != tag:
+                        stamp[RT[i, b + 1]] = tag
+                        c += 1
+            CNT[k, p] = c
+            if not distinct[k]:
+                total += c
+    REFS = np.empty(total, dtype=np.int64)
+    j = 0
+    for k in range(ns):
+        if distinct[k]:
+            continue
+        b = cols[k]
+        for p in range(n_p):
+            for i in range(lo[p], hi[p]):
+                q = RT[i, R_SEQ]
+                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
+                    REFS[j] = RT[i, b + 3]
+                    j += 1
+    return CNT, REFS
+
+
+@njit(cache=True)
+def fire_keys(wk, w0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding, kinds,
+              RT, hoff, W, WF, woff, early_tv, late_tv, cur, far):
+    """:func:`fire_due` for many keys in one pass: key ``k`` (at its watermark: known
+    ``wk[k]``, ``w0[k]``) holds rows ``hoff[k]:hoff[k+1]`` of ``RT`` and ``woff[k]:woff[k+1]``
+    of ``W`` / ``WF``. Each key's windows that stay move to the start of its rows (in
+    place); its held records that stay are the end of its rows (pruning drops the oldest),
+    ``RT`` is not changed. Returns per key the first held record that stays and the number
+    of windows, the panes ``(PR, PW, PF, PK, n_p)`` (``PK``: the key of each), the windows
+    that went without a pane ``GONE`` (start, key), and per key its next deadline
+    (:func:`next_deadline`) and next timer (:func:`next_timer`). The side aggregations'
+    members are read from ``RT`` (:func:`side_outputs_keys`)."""
+    nk = len(hoff) - 1
+    hlo = np.zeros(nk, dtype=np.int64)
+    nw = np.zeros(nk, dtype=np.int64)
+    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
+    PW = np.zeros((8, W.shape[1]), dtype=np.int64)
+    PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
+    PK = np.zeros(8, dtype=np.int64)
+    GONE = np.zeros((8, 2), dtype=np.int64)
+    dl = np.full(nk, far, dtype=np.int64)
+    tm = np.full(nk, NO_TIMER, dtype=np.int64)
+    n_p = n_g = 0
+    for k in range(nk):
+        kW = W[woff[k]:woff[k + 1]]
+        kWF = WF[woff[k]:woff[k + 1]]
+        n_w, kPR, kPW, kPF, kn_p, kG, kn_g = run_due(
+            wk[k], w0[k], ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
+            kinds, kW, kWF, woff[k + 1] - woff[k], early_tv, late_tv, cur)
+        nw[k] = n_w
+        i = hoff[k]
+        while i < hoff[k + 1] and (ended or (wk[k] and w0[k] >= RT[i, R_T] + size + 2 + al)):
+            i += 1  # prune_held's rule
+        hlo[k] = i
+        dl[k] = next_deadline(kW, n_w, size, al, far)
+        tm[k] = next_timer(kW, n_w)
+        if kn_p:
+            PR = _append(PR, n_p, kPR[:kn_p])
+            PW = _append(PW, n_p, kPW[:kn_p])
+            PF = _append(PF, n_p, kPF[:kn_p])
+            if PK.shape[0] < n_p + kn_p:
+                PK2 = np.zeros(max(n_p + kn_p, 2 * PK.shape[0]), dtype=np.int64)
+                PK2[:n_p] = PK[:n_p]
+                PK = PK2
+            PK[n_p:n_p + kn_p] = k
+            n_p += kn_p
+        GONE = _grow(GONE, n_g + kn_g)
+        for j in range(kn_g):
+            GONE[n_g + j, 0] = kG[j]
+            GONE[n_g + j, 1] = k
+        n_g += kn_g
+    return hlo, nw, PR[:n_p], PW[:n_p], PF[:n_p], PK[:n_p], n_p, GONE[:n_g], dl, tm

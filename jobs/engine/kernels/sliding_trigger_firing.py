@@ -67,6 +67,7 @@ class TriggerFiring:
     _side_distinct: Any
     _distinct: ValueTable
     _distinct_limit: int
+    _objs_limit: int
     _early_part: EarlyTrigger | None
     _late_part: LateTrigger | None
     _due: list[tuple[int, str]]
@@ -146,6 +147,78 @@ class TriggerFiring:
         return in_order(pc, row_of, np.lexsort(
             (key_ranks(parts)[part], PR[:, K.P_START], PR[:, K.P_REC])))[0]
 
+    def _fire_keys(self, run: list[KeyArrays], parts: list[PaneRows]
+                   ) -> tuple[tuple[I64, I64], I64]:
+        """The closing firing of the keys ``run`` in one kernel pass
+        (:func:`._sliding_trigger_kernels.fire_keys`) over their state gathered into one set
+        of arrays, which the pass changes in place; each key keeps its slice of them. Adds the panes to ``parts``; returns the keys' next
+        deadlines and timers, and the windows that closed without a pane (start, key)."""
+        nk = len(run)
+        hoff = np.zeros(nk + 1, dtype=np.int64)
+        hoff[1:] = np.cumsum([ka.n_h for ka in run])
+        woff = np.zeros(nk + 1, dtype=np.int64)
+        woff[1:] = np.cumsum([ka.n_w for ka in run])
+        RT_in = np.concatenate([ka.RT[:ka.n_h] for ka in run])
+        RF_in = np.concatenate([ka.RF[:ka.n_h] for ka in run])
+        W_in = np.concatenate([ka.W[:ka.n_w] for ka in run])
+        WF_in = np.concatenate([ka.WF[:ka.n_w] for ka in run])
+        wk = np.zeros(nk, dtype=np.bool_)
+        w0 = np.zeros(nk, dtype=np.int64)
+        if self._key_scope:
+            wms = [self._wm_of(ka) for ka in run]
+            wk[:] = [w[0] for w in wms]
+            w0[:] = [w[1] for w in wms]
+            outs = [w[2] for w in wms]
+        else:
+            known, wm, wm_out = self._wm_of(run[0]) if run else (False, 0, None)
+            wk[:], w0[:] = known, wm
+        ev, lv = self._timer_values()
+        hlo, nw, PR, PW, PF, PK, n_p, GONE, dl, tm = K.fire_keys(
+            wk, w0, self.ended, self._size, self._al, self._early_n, self._late_n,
+            self._at_end, self._at_expiry, self._discarding, self._kinds, RT_in, hoff,
+            W_in, WF_in, woff, ev, lv, self.seq - 1, FAR)
+        if n_p:
+            members = (K.side_outputs_keys(RT_in, hoff, PK, PR, n_p, self._size,
+                                           self._side_cols, self._side_distinct,
+                                           len(self._distinct)) if self._side else None)
+            if self._key_scope:
+                parts.append(PaneRows(run, PR, PW, PF, members, None,
+                                      [outs[k] for k in PK.tolist()], PK))
+            else:
+                parts.append(PaneRows(run, PR, PW, PF, members, wm_out, None, PK))
+        hl, he, wl, wn = hlo.tolist(), hoff[1:].tolist(), woff[:-1].tolist(), nw.tolist()
+        for ka, a, b, c, d in zip(run, hl, he, wl, wn, strict=True):
+            ka.RT, ka.RF, ka.n_h = RT_in[a:b], RF_in[a:b], b - a
+            ka.W, ka.WF, ka.n_w = W_in[c:c + d], WF_in[c:c + d], d
+        return (dl, tm), GONE
+
+    def _push_keys(self, run: list[KeyArrays], nxt: tuple[I64, I64]) -> None:
+        """The deadline and timer heap entries of the keys that ran and are kept (their next
+        deadlines and timers ``nxt``), pushed in bulk."""
+        dl, tm = nxt
+        keep = [(k, ka) for k, ka in enumerate(run) if self.keys.get(ka.kj) is ka]
+        if not keep:
+            return
+        if not self._key_scope:
+            new = []
+            for (_, ka), d in zip(keep, dl[[k for k, _ in keep]].tolist(), strict=True):
+                if d != ka.deadline:
+                    ka.deadline = d
+                    if d < FAR:
+                        new.append((d, ka.kj))
+            if new:
+                self._due.extend(new)
+                heapq.heapify(self._due)
+        if self._timed:
+            new = []
+            for (_, ka), d in zip(keep, tm[[k for k, _ in keep]].tolist(), strict=True):
+                if d < ka.timer:
+                    ka.timer = d
+                    new.append((d, ka.kj))
+            if new:
+                self._timers.extend(new)
+                heapq.heapify(self._timers)
+
     def _push_deadline(self, ka: KeyArrays) -> None:
         if self._key_scope:  # the unit's keys run their windows, not a global deadline
             return
@@ -174,40 +247,30 @@ class TriggerFiring:
                 if ka is not None and ka.deadline == d:
                     visited[kj] = ka
                     ka.deadline = FAR + 1  # its next deadline gets a fresh heap entry
-        ev, lv = self._timer_values()
+        kas = list(visited.values())
         parts: list[PaneRows] = []
-        ran: list[tuple[str, KeyArrays, list[int]]] = []
-        for kj, ka in visited.items():
-            wm_known, wm0, wm_out = self._wm_of(ka)
-            gone: list[int] = []
-            if ka.n_w or ka.n_h:
-                ka.n_h, ka.n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS = K.fire_due(
-                    wm_known, wm0, self.ended, self._size, self._al, self._early_n,
-                    self._late_n, self._at_end, self._at_expiry, self._discarding,
-                    self._kinds, ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ev, lv,
-                    self.seq - 1, self._side_cols, self._side_distinct, len(self._distinct))
-                if n_p:
-                    parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p],
-                                          (CNT, REFS) if self._side else None, wm_out))
-                gone = GONE[:n_g].tolist()
-            ran.append((kj, ka, gone))
+        run = [ka for ka in kas if ka.n_w or ka.n_h]
+        if run:
+            nxt, gone = self._fire_keys(run, parts)
         pc, row_of, part = build_panes(self._eng, parts)  # before objects are compacted
         if len(pc):
             PR = np.concatenate([p.PR for p in parts])
             pc = in_order(pc, row_of, np.lexsort((key_ranks(parts)[part],
                                                   PR[:, K.P_START])))[0]
-        for kj, ka, gone in ran:
-            for s in gone:
-                ka.lp.pop(s, None)
-            if ka.empty() and not self._key_scope:  # a key's own watermark is never forgotten
-                del self.keys[kj]
-            else:
-                self._push_deadline(ka)
-                self._push_timer(ka)
-                if len(ka.objs) > 4096:
-                    from jobs.engine.kernels.sliding_trigger_state import compact_objs
+        if run:
+            for s, k in gone.tolist():  # windows that closed without a pane
+                run[k].lp.pop(s, None)
+        if not self._key_scope:  # a key's own watermark is never forgotten
+            for ka in kas:
+                if not (ka.n_w or ka.n_h or ka.late_acc or ka.late_drop):
+                    del self.keys[ka.kj]
+        if run:
+            self._push_keys(run, nxt)
+        if len(self._eng.objs) > self._objs_limit:
+            from jobs.engine.kernels.sliding_trigger_state import compact_objs
 
-                    compact_objs(self._eng, ka)
+            compact_objs(self._eng)
+            self._objs_limit = max(self._objs_limit, 2 * len(self._eng.objs))
         if len(self._distinct) > self._distinct_limit:
             compact_distinct(self._eng)
         return pc

@@ -20,7 +20,6 @@ from jobs.engine.kernels.sliding_trigger_keys import (
     TIME_LIMIT,
     KeyArrays,
 )
-from jobs.engine.kernels.sliding_trigger_panes import key_code
 from jobs.engine.kernels.sliding_trigger_side import SIDE_FNS
 from jobs.engine.records import Key, RecordBatch, plain_key
 from jobs.engine.vectorized.keys import KeyTable
@@ -49,11 +48,12 @@ class UnitInput:
     def _kj(self, key: Key) -> str:
         raise NotImplementedError  # the engine's
 
-    def _groups(self, keys: Sequence[Any], n: int) -> list[tuple[str, Key, NDArray[np.int64]]]:
-        """The unit's records by key, keys in first-seen order: (key JSON, key, the records'
-        indexes in arrival order). Keys are coded in bulk by the key table; the key JSON is
-        computed once per distinct code (codes of one key JSON, e.g. a numpy and a Python
-        int, are one group)."""
+    def _group_order(self, keys: Sequence[Any], n: int) -> tuple[
+            list[tuple[str, Key]], NDArray[np.int64], NDArray[np.int64]]:
+        """The unit's keys in first-seen order (key JSON, key), the records' indexes grouped
+        by key (arrival order within a key) and each group's end in them. Keys are coded in
+        bulk by the key table; the key JSON is computed once per distinct code (codes of one
+        key JSON, e.g. a numpy and a Python int, are one group)."""
         codes = self._key_table.encode(keys)
         uniq, inv = np.unique(codes, return_inverse=True)
         inv = inv.reshape(-1)
@@ -76,14 +76,8 @@ class UnitInput:
         rank[np.argsort(first, kind="stable")] = np.arange(len(names), dtype=np.int64)
         r_rec = rank[g_rec]
         order = np.argsort(r_rec, kind="stable")
-        ends = np.cumsum(np.bincount(r_rec, minlength=len(names))).tolist()
-        by_rank = [names[g] for g in np.argsort(rank).tolist()]
-        out = []
-        lo = 0
-        for (kj, key), hi in zip(by_rank, ends, strict=True):
-            out.append((kj, key, order[lo:hi]))
-            lo = hi
-        return out
+        ends = np.cumsum(np.bincount(r_rec, minlength=len(names)))
+        return [names[g] for g in np.argsort(rank).tolist()], order, ends
 
     def _encode(self, batch: RecordBatch, n: int, times: NDArray[np.int64]) -> tuple[
             NDArray[np.int64], NDArray[np.float64], list[NDArray[Any] | None]]:
@@ -142,11 +136,3 @@ class UnitInput:
             row = self.late_deltas[dk] = [ka.key, s, e, 0, 0]
         row[3] += accepted
         row[4] += dropped
-
-    def _late_lines(self, ka: KeyArrays, rows: NDArray[np.int64],
-                    late: list[tuple[int, int, int, int]]) -> None:
-        """``ka``'s late rows of a kernel pass as (record, start, reason, key code), counted."""
-        code = key_code(self._out_keys, ka)
-        for rec, s, reason in rows.tolist():
-            late.append((rec, s, reason, code))
-            self._count_late(ka, s, dropped=1)

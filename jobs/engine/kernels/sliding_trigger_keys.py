@@ -24,12 +24,13 @@ life (every window's int sum then fits 64 bits)."""
 
 class KeyArrays:
     """One key's state: held records ``RT``/``RF`` (``n_h`` rows), windows ``W``/``WF``
-    (``n_w`` rows, sorted by start), input objects ``objs`` (by the rows' refs), the last pane
+    (``n_w`` rows, sorted by start; the rows' object refs point into the engine's ``objs``),
+    the last pane
     of each window (retracting: start -> the general engine's ``last_pane`` dict), max event
     time and late totals."""
 
     __slots__ = ("RF", "RT", "W", "WF", "born_next", "code", "deadline", "ib", "ibpt", "key", "kj",
-                 "late_acc", "late_drop", "lp", "max_t", "n_h", "n_w", "objs", "timer", "wm")
+                 "late_acc", "late_drop", "lp", "max_t", "n_h", "n_w", "timer", "wm")
 
     def __init__(self, key: Key, kj: str, m: int) -> None:
         self.key, self.kj = key, kj
@@ -40,7 +41,6 @@ class KeyArrays:
         self.W = np.zeros((4, K.W_AGG + K.A_WIDTH * m), dtype=np.int64)
         self.WF = np.zeros((4, max(2 * m, 1)), dtype=np.float64)
         self.n_h = self.n_w = self.born_next = 0
-        self.objs: list[Any] = []
         self.lp: dict[int, dict[str, Any]] = {}
         self.max_t: int | None = None
         self.late_acc = self.late_drop = 0

@@ -34,25 +34,33 @@ TIMING_CODE = {t: i for i, t in enumerate(TIMINGS)}
 
 
 class PaneRows:
-    """One key's pane rows of a kernel pass: ``PR`` / ``PW`` / ``PF`` (``n`` rows), the side
-    aggregations' outputs (``members``: ``side_outputs``' ``CNT``, ``REFS``) and the watermark
-    each pane shows (``wms``, else ``wm`` for all)."""
+    """The pane rows of a kernel pass: ``PR`` / ``PW`` / ``PF`` (``n`` rows), the key of
+    each (``kas``, one key, or ``kas[pk[i]]`` for row ``i`` of a pass over many keys), the
+    side aggregations' outputs (``members``: ``side_outputs``' ``CNT``, ``REFS``) and the
+    watermark each pane shows (``wms``, else ``wm`` for all)."""
 
-    __slots__ = ("PF", "PR", "PW", "ka", "members", "wm", "wms")
+    __slots__ = ("PF", "PR", "PW", "kas", "members", "pk", "wm", "wms")
 
-    def __init__(self, ka: KeyArrays, PR: I64, PW: I64, PF: NDArray[np.float64],
-                 members: tuple[I64, I64] | None, wm: int | None,
-                 wms: list[int | None] | None = None) -> None:
-        self.ka, self.PR, self.PW, self.PF = ka, PR, PW, PF
+    def __init__(self, ka: KeyArrays | list[KeyArrays], PR: I64, PW: I64,
+                 PF: NDArray[np.float64], members: tuple[I64, I64] | None, wm: int | None,
+                 wms: list[int | None] | None = None, pk: I64 | None = None) -> None:
+        self.kas = ka if isinstance(ka, list) else [ka]
+        self.pk = pk if pk is not None else np.zeros(len(PR), dtype=np.int64)
+        self.PR, self.PW, self.PF = PR, PW, PF
         self.members, self.wm, self.wms = members, wm, wms
+
+
+def part_keys(parts: Sequence[PaneRows]) -> list[KeyArrays]:
+    """The keys of ``parts``, in order (:func:`build_panes` gives each row's index here)."""
+    return [ka for p in parts for ka in p.kas]
 
 
 def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
                 ) -> tuple[PaneColumns, I64, I64]:
     """Every pane row of ``parts`` as pane columns, rows in ``parts`` order, each pane preceded
     by its retraction (retracting mode); the windows' last panes are written to their keys'
-    ``lp``. Returns the columns, the (concatenated) row of each emission and the part of
-    each row."""
+    ``lp``. Returns the columns, the (concatenated) row of each emission and the key of
+    each row (its index in :func:`part_keys`)."""
     counts = np.array([len(p.PR) for p in parts], dtype=np.int64)
     n = int(counts.sum())
     if n == 0:
@@ -61,22 +69,22 @@ def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
     PR = np.concatenate([p.PR for p in parts])
     PW = np.concatenate([p.PW for p in parts])
     PF = np.concatenate([p.PF for p in parts])
-    ends = np.cumsum(counts).tolist()
-    los = [e - int(c) for e, c in zip(ends, counts.tolist(), strict=True)]
     cols = value_columns(eng._names, eng._fns,
-                         [(p.ka.objs, lo, hi) for p, lo, hi in zip(parts, los, ends, strict=True)],
+                         [(eng.objs, 0, n)],
                          PW, PF)
     if eng._side:
         side: dict[str, list[Any]] = {}
         for p in parts:
             if p.members is None or not len(p.PR):
                 continue
-            for name, col in member_values(eng, p.ka.objs, *p.members, len(p.PR)).items():
+            for name, col in member_values(eng, eng.objs, *p.members, len(p.PR)).items():
                 side.setdefault(name, []).extend(col)
         cols.update(side)
     cols = {name: cols[name] for name in eng._names}  # definition order
-    part = np.repeat(np.arange(len(parts), dtype=np.int64), counts)
-    codes = np.array([key_code(eng._out_keys, p.ka) for p in parts], dtype=np.int64)
+    kas = part_keys(parts)
+    base = np.cumsum([0] + [len(p.kas) for p in parts])[:-1]
+    part = np.concatenate([p.pk + b for p, b in zip(parts, base.tolist(), strict=True)])
+    codes = key_codes(eng._out_keys, kas)
     wm_list: list[int | None] = []
     for p in parts:
         wm_list.extend(p.wms if p.wms is not None else [p.wm] * len(p.PR))
@@ -91,7 +99,7 @@ def build_panes(eng: SlidingTriggerEngine, parts: Sequence[PaneRows]
     r_values = {name: np.empty(0, dtype=object) for name in cols}
     if eng._retracting:
         has_ret, r_timing, r_index, r_first, r_last, r_values = _retractions(
-            eng, parts, part, PR, PW, values)
+            eng, kas, part, PR, PW, values)
     n_ret = int(has_ret.sum())
     total = n + n_ret
     pos = np.arange(n, dtype=np.int64) + np.cumsum(has_ret)
@@ -132,6 +140,17 @@ def key_code(table: KeyTable, ka: KeyArrays) -> int:
     if ka.code < 0:
         ka.code = table.code_of(ka.key)
     return ka.code
+
+
+def key_codes(table: KeyTable, kas: Sequence[KeyArrays]) -> I64:
+    """:func:`key_code` of each of ``kas``; the keys without one are coded in bulk."""
+    codes = np.array([ka.code for ka in kas], dtype=np.int64)
+    new = np.flatnonzero(codes < 0)
+    if len(new):
+        codes[new] = table.encode([kas[i].key for i in new.tolist()])
+        for i, c in zip(new.tolist(), codes[new].tolist(), strict=True):
+            kas[i].code = c
+    return codes
 
 
 def typed_column(values: list[Any]) -> NDArray[Any]:
@@ -193,7 +212,7 @@ def concat(a: PaneColumns, b: PaneColumns) -> PaneColumns:
         cat(a.first_event_time, b.first_event_time), cat(a.last_event_time, b.last_event_time))
 
 
-def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64, PR: I64,
+def _retractions(eng: SlidingTriggerEngine, kas: Sequence[KeyArrays], part: I64, PR: I64,
                  PW: I64, values: dict[str, NDArray[Any]]) -> tuple[Any, ...]:
     """Per row whether a retraction precedes it and, for those rows, the withdrawn pane's
     timing, index, first / last event time and values: the window's previous row in this
@@ -221,7 +240,7 @@ def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64
     first_rows = np.flatnonzero(~in_call)
     for i, p, s in zip(first_rows.tolist(), part[first_rows].tolist(),
                        starts[first_rows].tolist(), strict=True):  # one per window
-        old = parts[p].ka.lp.get(s)
+        old = kas[p].lp.get(s)
         if old is not None:
             has_ret[i] = True
             r_timing[i] = TIMING_CODE[old["timing"]]
@@ -237,7 +256,7 @@ def _retractions(eng: SlidingTriggerEngine, parts: Sequence[PaneRows], part: I64
             gone[last_rows].tolist(), PR[last_rows, K.P_TIMING].tolist(),
             PR[last_rows, K.P_INDEX].tolist(), PW[last_rows, K.W_FIRST].tolist(),
             PW[last_rows, K.W_LAST].tolist(), strict=True):  # one per window
-        lp = parts[p].ka.lp
+        lp = kas[p].lp
         if g:
             lp.pop(s, None)
         else:
@@ -260,10 +279,11 @@ def in_order(pc: PaneColumns, row_of: I64, row_order: I64) -> tuple[PaneColumns,
 
 
 def key_ranks(parts: Sequence[PaneRows]) -> I64:
-    """The rank of each part's key JSON among the parts' (panes that fire together are
-    ordered by it)."""
-    kjs = np.empty(len(parts), dtype=object)
-    kjs[:] = [p.ka.kj for p in parts]
-    rank = np.empty(len(parts), dtype=np.int64)
-    rank[np.argsort(kjs, kind="stable")] = np.arange(len(parts), dtype=np.int64)
+    """The rank of each key's JSON among the parts' keys (:func:`part_keys`; panes that fire
+    together are ordered by it)."""
+    kas = part_keys(parts)
+    kjs = np.empty(len(kas), dtype=object)
+    kjs[:] = [ka.kj for ka in kas]
+    rank = np.empty(len(kas), dtype=np.int64)
+    rank[np.argsort(kjs, kind="stable")] = np.arange(len(kas), dtype=np.int64)
     return rank

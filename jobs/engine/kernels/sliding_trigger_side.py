@@ -79,7 +79,7 @@ def window_members(eng: SlidingTriggerEngine, ka: KeyArrays) -> tuple[I64, I64]:
 
 def window_values(eng: SlidingTriggerEngine, ka: KeyArrays) -> dict[str, list[Any]]:
     """Per side aggregation, each of the key's windows' value now (``open_windows``)."""
-    return member_values(eng, ka.objs, *pane_side(eng, ka, _window_rows(eng, ka), ka.n_w),
+    return member_values(eng, eng.objs, *pane_side(eng, ka, _window_rows(eng, ka), ka.n_w),
                          ka.n_w)
 
 
@@ -108,7 +108,7 @@ def window_accs(eng: SlidingTriggerEngine, ka: KeyArrays) -> list[dict[int, Any]
             if fn == "count_distinct":
                 out[p][j][tokens[row[b + 1]]] = 1
             else:
-                out[p][j].append([row[K.R_T], row[K.R_SEQ], ka.objs[row[b + 3]]])
+                out[p][j].append([row[K.R_T], row[K.R_SEQ], eng.objs[row[b + 3]]])
     return out
 
 

@@ -45,7 +45,7 @@ def _accs(eng: SlidingTriggerEngine, ka: KeyArrays, w: int, side: dict[int, Any]
                 float(frow[2 * j + 1]) if row[b + K.A_EISF] else int(row[b + K.A_EI])))
         else:
             out.append([int(row[b + K.A_OT]), int(row[b + K.A_OSEQ]),
-                        ka.objs[int(row[b + K.A_OREF])]] if row[b + K.A_HAS] else None)
+                        eng.objs[int(row[b + K.A_OREF])]] if row[b + K.A_HAS] else None)
     return out
 
 
@@ -71,7 +71,7 @@ def to_engine_state(eng: SlidingTriggerEngine) -> EngineState:
             )
         records: list[list[Any]] = []
         for r in ka.RT[:ka.n_h].tolist():
-            vals = [1 if star else ka.objs[r[K.R_AGG + K.R_WIDTH * j + 3]]
+            vals = [1 if star else eng.objs[r[K.R_AGG + K.R_WIDTH * j + 3]]
                     for j, star in enumerate(eng._star)]
             records.append([r[K.R_T], r[K.R_SEQ], vals])
         keys[kj] = KeyState(key=ka.key, windows=windows, records=records,
@@ -106,6 +106,7 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
                for v in (st.idle_base, st.idle_base_pt)):
         return "state: an idle-advance base beyond 2**62"
     m = len(eng._names)
+    objs = eng.objs = []
     keys: dict[str, KeyArrays] = {}
     int_abs = 0
     for kj, ks in st.keys.items():
@@ -113,7 +114,6 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
             return f"state: key {kj} holds its own watermark"
         ka = KeyArrays(ks.key, kj, m)
         ka.wm, ka.ib, ka.ibpt = ks.watermark, ks.idle_base, ks.idle_base_pt
-        objs = ka.objs
         nh = len(ks.records)
         RT = np.zeros((max(nh, 4), K.R_AGG + K.R_WIDTH * m), dtype=np.int64)
         RF = np.zeros((max(nh, 4), max(m, 1)), dtype=np.float64)
@@ -207,30 +207,29 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
     return None
 
 
-def compact_objs(eng: SlidingTriggerEngine, ka: KeyArrays) -> None:
+def compact_objs(eng: SlidingTriggerEngine) -> None:
     """Drop the input objects no held record or window refers to, when they are most of the
-    key's list (it grows by every record's values)."""
+    engine's list (it grows by every record's values)."""
     rcols = [K.R_AGG + K.R_WIDTH * j + 3 for j, s in enumerate(eng._star) if not s]
     wcols = [K.W_AGG + K.A_WIDTH * j + K.A_OREF for j, fn in enumerate(eng._fns)
              if fn in ("first", "last")]
-    n_live = ka.n_h * len(rcols) + ka.n_w * len(wcols)
-    if 4 * n_live >= len(ka.objs):
+    kas = list(eng.keys.values())
+    n_live = sum(ka.n_h for ka in kas) * len(rcols) + sum(ka.n_w for ka in kas) * len(wcols)
+    if 4 * n_live >= len(eng.objs):
         return
-    objs = ka.objs
-    new: list[Any] = []
-    remap: dict[int, int] = {}
-
-    def move(ref: int) -> int:
-        r = remap.get(ref)
-        if r is None:
-            r = remap[ref] = len(new)
-            new.append(objs[ref])
-        return r
-
-    for c in rcols:
-        ka.RT[:ka.n_h, c] = [move(r) for r in ka.RT[:ka.n_h, c].tolist()]
-    for c in wcols:
-        has = ka.W[:ka.n_w, c - K.A_OREF + K.A_HAS].tolist()
-        ka.W[:ka.n_w, c] = [move(r) if h else 0 for r, h in
-                            zip(ka.W[:ka.n_w, c].tolist(), has, strict=True)]
-    ka.objs = new
+    parts = [ka.RT[:ka.n_h][:, rcols].ravel() for ka in kas]
+    for ka in kas:
+        for c in wcols:
+            has = ka.W[:ka.n_w, c - K.A_OREF + K.A_HAS] != 0
+            parts.append(ka.W[:ka.n_w, c][has])
+    used = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    objs = eng.objs
+    eng.objs = [objs[r] for r in used.tolist()]
+    for ka in kas:
+        for c in rcols:
+            ka.RT[:ka.n_h, c] = np.searchsorted(used, ka.RT[:ka.n_h, c])
+        for c in wcols:
+            has = ka.W[:ka.n_w, c - K.A_OREF + K.A_HAS] != 0
+            col = ka.W[:ka.n_w, c]
+            col[has] = np.searchsorted(used, col[has])
+            col[~has] = 0

@@ -14,12 +14,15 @@ closing firing (:mod:`.sliding_trigger_firing`), per-key watermarks
 Unlike ``emit: final`` (:mod:`.sliding`), a window's pane depends on when records joined it
 (a pane resets discarding accumulators; a count trigger fires between records), so every
 window keeps accumulators, and a record updates each live window containing it. That loop,
-the window creation from the held records and the count triggers run in one compiled pass per
-key and arrival unit (:func:`._sliding_trigger_kernels.ingest_key`); the watermark's firing
-is one pass per key whose next deadline it reached (``fire_due``). Per key the state is
-arrays (:class:`KeyArrays`): held records and windows sorted by start; the Python side keeps
-the key's input objects (records and first/last values, by reference), in retracting mode
-each window's last pane (the general engine's dict), and the late counts. ``collect`` and
+the window creation from the held records and the count triggers run per key
+(:func:`._sliding_trigger_kernels.ingest_key`), all keys of an arrival unit in one compiled
+pass (``ingest_keys``: the unit's keys' state is gathered into one set of arrays with
+offsets, and each key's state is then its slice of the output); the watermark's firing runs
+every key whose next deadline it reached in one pass too (``fire_keys``). Per key the state
+is arrays (:class:`KeyArrays`): held records and windows sorted by start; the Python side
+keeps, in retracting mode, each window's last pane (the general engine's dict) and the late
+counts; the input objects (records and first/last values, by reference) are one list for
+all keys (``objs``). ``collect`` and
 ``count_distinct`` keep no accumulator: a pane reads them from the held records inside its
 window (:mod:`.sliding_trigger_side`). A unit's records are grouped by key from the key
 table's bulk codes; the pane rows the kernels give for all keys of an engine call become
@@ -45,10 +48,11 @@ from jobs.definition.windows import Sliding, kind_class
 from jobs.engine.core import cached_key_json
 from jobs.engine.engine import Engine, WatermarkMode
 from jobs.engine.errors import EngineError
+from jobs.engine.kernels import _sliding_key_trigger_kernels as KKT
 from jobs.engine.kernels import _sliding_trigger_kernels as K
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
-from jobs.engine.kernels.sliding_key_triggers import KeyScopedSlidingTriggers
+from jobs.engine.kernels.sliding_key_triggers import NO_TIME, KeyScopedSlidingTriggers
 from jobs.engine.kernels.sliding_trigger_firing import TriggerFiring
 from jobs.engine.kernels.sliding_trigger_input import UnitInput
 from jobs.engine.kernels.sliding_trigger_keys import (
@@ -60,11 +64,10 @@ from jobs.engine.kernels.sliding_trigger_keys import (
     TIME_LIMIT,
     KeyArrays,
 )
-from jobs.engine.kernels.sliding_trigger_panes import PaneRows, concat, empty_panes
+from jobs.engine.kernels.sliding_trigger_panes import PaneRows, concat, empty_panes, key_codes
 from jobs.engine.kernels.sliding_trigger_side import (
     DISTINCT_LIMIT,
     SIDE_FNS,
-    pane_side,
     window_values,
 )
 from jobs.engine.kernels.sliding_trigger_values import value_columns
@@ -83,6 +86,9 @@ from jobs.engine.vectorized.emission_columns import (
 from jobs.engine.vectorized.keys import KeyTable
 from jobs.engine.vectorized.value_codes import ValueTable
 from jobs.engine.vectorized.values import Unsupported
+
+OBJS_LIMIT = 65536
+"""The size of the engine's input objects past which it drops those no state refers to."""
 
 
 class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, HandsOver):
@@ -144,6 +150,9 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         self.general: Engine | None = None
         self.handed_over_because: str | None = None
         self.keys: dict[str, KeyArrays] = {}
+        self.objs: list[Any] = []
+        """The input objects the held records' and windows' refs point to (all keys')."""
+        self._objs_limit = OBJS_LIMIT
         self.late_deltas: dict[str, list[Any]] = {}
         self.processing_time = 0
         self.wm: int | None = None
@@ -213,55 +222,17 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
             return self._objects(out + self._hand_over(batch, str(exc)))
         base = self.seq
         self.seq += n
-        groups = self._groups(batch.keys, n)
+        for j, col in enumerate(cols):
+            if col is not None:
+                URT[:, K.R_AGG + K.R_WIDTH * j + 3] = len(self.objs) + np.arange(n)
+                self.objs.extend(col.tolist())
         wm_known = self.wm is not None
         wm0 = min(max(self.wm, -FAR), FAR) if self.wm is not None else 0
-        wm_out = self.wm
         late: list[tuple[int, int, int, int]] = []
         parts: list[PaneRows] = []
         gone_of: list[tuple[KeyArrays, list[int]]] = []
-        touched: list[KeyArrays] = []
-        m = len(self._names)
-        ev, lv = self._timer_values()
-        for kj, key, ix in groups:
-            ka = self.keys.get(kj)
-            if ka is None:
-                ka = self.keys[kj] = KeyArrays(key, kj, m)
-            urt = URT[ix]
-            o = len(ka.objs)
-            for j, col in enumerate(cols):
-                if col is not None:
-                    ka.objs.extend(col[ix].tolist())
-                    urt[:, K.R_AGG + K.R_WIDTH * j + 3] = o + np.arange(len(ix))
-                    o += len(ix)
-            kt = times[ix]
-            pane_wms: list[int | None] | None = None
-            gone: list[int] = []
-            if self._key_scope:
-                LR, n_l, AR, n_a, PR, PW, PF, n_p, pane_wms, gone = self._key_pass(
-                    ka, kt, ix + base, ix, urt, URF[ix])
-            else:
-                (ka.RT, ka.RF, ka.n_h, ka.W, ka.WF, ka.n_w, ka.born_next, LR, n_l, AR, n_a,
-                 PR, PW, PF, n_p) = K.ingest_key(
-                    kt, ix + base, ix, urt, URF[ix], self._kinds, wm_known, wm0,
-                    self._event_basis, self._size, self._al, self._step, self._early_n,
-                    self._late_n, self._at_end, self._discarding, ka.RT, ka.RF, ka.n_h, ka.W,
-                    ka.WF, ka.n_w, ka.born_next, ev, lv)
-            kmax = int(kt.max())
-            if ka.max_t is None or kmax > ka.max_t:
-                ka.max_t = kmax
-            if n_l:
-                self._late_lines(ka, LR[:n_l], late)
-            if n_a:
-                for s in AR[:n_a, 1].tolist():
-                    self._count_late(ka, s, accepted=1)
-            if n_p:
-                members = pane_side(self, ka, PR, n_p) if self._side else None
-                parts.append(PaneRows(ka, PR[:n_p], PW[:n_p], PF[:n_p], members, wm_out,
-                                      pane_wms))
-            if gone:
-                gone_of.append((ka, gone))
-            touched.append(ka)
+        touched = self._ingest_keys(batch.keys, n, times, URT, URF, base, wm_known, wm0,
+                                    late, parts, gone_of)
         unit = self._unit_output(parts, late, batch, times)
         for ka, gone in gone_of:  # windows that closed without a pane (after their panes)
             for s in gone:
@@ -278,6 +249,94 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         fired = self._fire(touched)
         return ColumnarOutput(out, EmissionColumns(concat(unit.panes, fired), unit.late,
                                                    unit.late_before))
+
+    def _ingest_keys(self, keys: Any, n: int, times: NDArray[np.int64],
+                     URT: NDArray[np.int64], URF: NDArray[np.float64], base: int,
+                     wm_known: bool, wm0: int, late: list[tuple[int, int, int, int]],
+                     parts: list[PaneRows], gone_of: list[tuple[KeyArrays, list[int]]]
+                     ) -> list[KeyArrays]:
+        """A unit's records: every key's in one kernel pass
+        (:func:`._sliding_trigger_kernels.ingest_keys`; under ``scope: key``
+        :func:`._sliding_key_trigger_kernels.ingest_keys_scoped`) over the keys' state
+        gathered into one set of arrays; each key's state is then its slice of the pass's
+        output. Adds the late lines to ``late``, the panes to ``parts`` and the windows that
+        went without a pane to ``gone_of``; returns the unit's keys."""
+        names, order, ends = self._group_order(keys, n)
+        state = self.keys
+        m = len(self._names)
+        kas: list[KeyArrays] = []
+        for kj, key in names:
+            ka = state.get(kj)
+            if ka is None:
+                ka = state[kj] = KeyArrays(key, kj, m)
+            kas.append(ka)
+        nk = len(kas)
+        goff = np.zeros(nk + 1, dtype=np.int64)
+        goff[1:] = ends
+        hoff = np.zeros(nk + 1, dtype=np.int64)
+        hoff[1:] = np.cumsum([ka.n_h for ka in kas])
+        woff = np.zeros(nk + 1, dtype=np.int64)
+        woff[1:] = np.cumsum([ka.n_w for ka in kas])
+        held = [ka for ka in kas if ka.n_h]
+        wins = [ka for ka in kas if ka.n_w]
+        RT_in = (np.concatenate([ka.RT[:ka.n_h] for ka in held]) if held
+                 else URT[:0])
+        RF_in = (np.concatenate([ka.RF[:ka.n_h] for ka in held]) if held
+                 else URF[:0])
+        W_in = (np.concatenate([ka.W[:ka.n_w] for ka in wins]) if wins
+                else np.zeros((0, K.W_AGG + K.A_WIDTH * m), dtype=np.int64))
+        WF_in = (np.concatenate([ka.WF[:ka.n_w] for ka in wins]) if wins
+                 else np.zeros((0, max(2 * m, 1)), dtype=np.float64))
+        born = np.array([ka.born_next for ka in kas], dtype=np.int64)
+        kt = times[order]
+        ev, lv = self._timer_values()
+        if self._key_scope:
+            known = np.array([ka.wm is not None for ka in kas], dtype=np.bool_)
+            kwm = np.array([0 if ka.wm is None else ka.wm for ka in kas], dtype=np.int64)
+            (RT, RF, ho, W, WF, wo, LR, n_l, AR, n_a, PR, PW, PF, PK, n_p, PM,
+             GONE) = KKT.ingest_keys_scoped(
+                goff, kt, order + base, order, URT[order], URF[order], self._kinds, known,
+                kwm, self._delay, self._event_basis, self._size, self._al, self._early_n,
+                self._late_n, self._at_end, self._at_expiry, self._discarding, RT_in, RF_in,
+                hoff, W_in, WF_in, woff, born, ev, lv, FAR, NO_TIME)
+            for ka, kk, kw in zip(kas, known.tolist(), kwm.tolist(), strict=True):
+                if kk and (ka.wm is None or kw != ka.wm):
+                    ka.wm = kw
+                    if self._idle:
+                        ka.ib, ka.ibpt = kw, self.processing_time
+            gone: dict[int, list[int]] = {}
+            for s, k in GONE.tolist():
+                gone.setdefault(k, []).append(s)
+            gone_of.extend((kas[k], g) for k, g in gone.items())
+        else:
+            (RT, RF, ho, W, WF, wo, LR, n_l, AR, n_a, PR, PW, PF, PK, n_p) = K.ingest_keys(
+                goff, kt, order + base, order, URT[order], URF[order], self._kinds,
+                wm_known, wm0, self._event_basis, self._size, self._al, self._step,
+                self._early_n, self._late_n, self._at_end, self._discarding, RT_in, RF_in,
+                hoff, W_in, WF_in, woff, born, ev, lv)
+        kmax = np.maximum.reduceat(kt, goff[:-1]).tolist()
+        hl, wl = ho.tolist(), wo.tolist()
+        for k, (ka, bn, km) in enumerate(zip(kas, born.tolist(), kmax, strict=True)):
+            ka.RT, ka.RF, ka.n_h = RT[hl[k]:hl[k + 1]], RF[hl[k]:hl[k + 1]], hl[k + 1] - hl[k]
+            ka.W, ka.WF, ka.n_w = W[wl[k]:wl[k + 1]], WF[wl[k]:wl[k + 1]], wl[k + 1] - wl[k]
+            ka.born_next = bn
+            if ka.max_t is None or km > ka.max_t:
+                ka.max_t = km
+        if n_l:
+            codes = key_codes(self._out_keys, kas)
+            for rec, s, reason, k in LR.tolist():
+                late.append((rec, s, reason, int(codes[k])))
+                self._count_late(kas[k], s, dropped=1)
+        for _, s, k in AR.tolist():
+            self._count_late(kas[k], s, accepted=1)
+        if n_p:
+            members = (K.side_outputs_keys(RT, ho, PK, PR, n_p, self._size, self._side_cols,
+                                           self._side_distinct, len(self._distinct))
+                       if self._side else None)
+            wms = ([None if w == NO_TIME else w for w in PM.tolist()] if self._key_scope
+                   else None)
+            parts.append(PaneRows(kas, PR, PW, PF, members, self.wm, wms, PK))
+        return kas
 
     def advance_processing_time(self, now_ms: int) -> list[Emission]:
         """:meth:`jobs.engine.Engine.advance_processing_time`: the timers due at ``now_ms``
@@ -394,7 +453,7 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
 
     def _value_columns(self, ka: KeyArrays, W: NDArray[np.int64], WF: NDArray[np.float64]
                        ) -> dict[str, list[Any]]:
-        return value_columns(self._names, self._fns, [(ka.objs, 0, len(W))], W, WF)
+        return value_columns(self._names, self._fns, [(self.objs, 0, len(W))], W, WF)
 
     def _wm_of(self, ka: KeyArrays) -> tuple[bool, int, int | None]:
         """The watermark ``ka``'s windows run at (the key's own under ``scope: key``): known,
