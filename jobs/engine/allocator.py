@@ -2,10 +2,11 @@
 Python worker daemon).
 
 The compiled engines build fresh numpy arrays for every unit, many of them megabytes. With
-glibc's defaults a block that large is ``mmap``-ed (the dynamic threshold stops at 32 MiB) or
-taken from the top of the heap, which ``free`` trims back to the OS past 128 KiB, so each
-unit's arrays come from fresh zero pages: tens of thousands of minor page faults per million
-events, a measurable share of the engine's CPU (docs/performance.md, "Memory allocator").
+glibc's defaults a block that large is ``mmap``-ed (the threshold starts at 128 KiB and grows
+with freed mapped blocks up to 32 MiB) or taken from the top of the heap, which ``free`` trims
+back to the OS past twice that threshold, so each unit's arrays come from fresh zero pages:
+tens of thousands of minor page faults per million events, a measurable share of the engine's
+CPU (docs/performance.md, "Memory allocator").
 :func:`tune_malloc` raises both thresholds (``mallopt``) so that blocks up to
 :data:`MMAP_THRESHOLD` come from the heap and freed memory stays in the process for the next
 unit, up to :data:`TRIM_THRESHOLD` of free space at the heap's top. The cost is resident
@@ -13,8 +14,9 @@ memory: a process keeps about its peak instead of returning it between units.
 
 Linux with glibc only; elsewhere, with ``TIDEMARK_MALLOC_TUNING=off``, or when the environment
 already sets glibc's own malloc variables (``MALLOC_MMAP_THRESHOLD_``,
-``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_`` or ``GLIBC_TUNABLES``: the operator chose),
-it does nothing. It never raises. Settings made before a fork are inherited by the child.
+``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_`` or a ``glibc.malloc`` tunable in
+``GLIBC_TUNABLES``: the operator chose), it does nothing. It never raises. Settings made
+before a fork are inherited by the child.
 """
 
 from __future__ import annotations
@@ -34,8 +36,7 @@ TRIM_THRESHOLD = 256 * 2**20
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 
-_GLIBC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
-              "GLIBC_TUNABLES")
+_GLIBC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
 
 _applied: bool | None = None
 
@@ -61,6 +62,8 @@ def tune_malloc() -> bool:
     if os.environ.get(TUNING_ENV, "").strip().lower() == "off":
         return False
     if any(var in os.environ for var in _GLIBC_ENV):
+        return False
+    if "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", ""):
         return False
     libc = _glibc()
     if libc is None:

@@ -65,6 +65,10 @@ def test_opt_out_or_the_operators_own_glibc_settings_leave_the_defaults(env: dic
     assert _run(_TUNED, **env) == "False mapped returned"
 
 
+def test_tunables_other_than_mallocs_do_not_stop_the_settings() -> None:
+    assert _run(_TUNED, GLIBC_TUNABLES="glibc.elision.enable=0") == "True heap kept"
+
+
 def test_replay_cli_applies_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from jobs.cli import main
 
