@@ -7,7 +7,10 @@ per arrival instant (processing time = arrival of the batch's last event), then 
 The watermark is bounded (delay 10 s, global scope); allowed lateness 30 s, so stragglers are
 partly accepted late and partly dropped (late records are materialized too).
 
-Each case is run in a fresh subprocess (so ``ru_maxrss`` is that case's own peak):
+Each case is run in a fresh subprocess (so ``ru_maxrss`` is that case's own peak), which first
+applies the engine processes' malloc settings as ``tidemark replay`` does
+(``jobs.engine.allocator.tune_malloc``; ``TIDEMARK_MALLOC_TUNING=off`` measures glibc's
+defaults instead):
 - ``events_per_s`` end to end through the object API: ingest of every batch + end_of_input,
   including building the Pane / LateRecord objects (for the vectorized engine that is its
   columnar output plus ``to_panes()``; ``to_json: true`` rows also call ``to_json()`` on each
@@ -74,6 +77,7 @@ from jobs.definition.model import (  # noqa: E402
     Watermark,
     Window,
 )
+from jobs.engine.allocator import tune_malloc  # noqa: E402
 from jobs.engine.engine import Engine  # noqa: E402
 from jobs.engine.kernels import (  # noqa: E402
     SessionKernelEngine,
@@ -476,6 +480,7 @@ def main() -> None:
         return
     if args.one:
         case, kind, n, key_kind, tj = args.one
+        tune_malloc()  # as `tidemark replay` does
         print(json.dumps(run_case(case, kind, int(n), args.keys, args.batch, key_kind, tj == "1",
                                   args.repeats)))
         return

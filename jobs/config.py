@@ -30,14 +30,15 @@ The settings file (every key optional)::
 :class:`Settings`; every other setting (:data:`OTHER_SETTINGS`) is checked for its type here
 and handed, as text under its variable's name (:attr:`Settings.values`), to the module that
 owns its meaning (the supervisor's policy, log rotation, the UI's sessions, ...), which parses
-it exactly as it parses the variable. Seven variables are not settings: ``TIDEMARK_JOB``,
+it exactly as it parses the variable. Eight variables are not settings: ``TIDEMARK_JOB``,
 ``TIDEMARK_VERSION`` and ``TIDEMARK_LAUNCHED`` are written by the launcher into a job's
 environment, ``TIDEMARK_DEMO_KAFKA`` by ``make demo`` (its broker's address),
 ``TIDEMARK_JAR_CACHE`` is read by ``make install``'s bundle fetch (``jobs.jvmdeps``, below this
 module), and ``TIDEMARK_ENGINE_PROFILE`` by the engine path's Python workers when the Spark
 benchmark profiles them (``jobs.spark.engine_path.profiling``), and
 ``TIDEMARK_WORKER_PRELOAD`` by Spark's Python worker daemon: the engine path's operator
-carries ``engine``, its packing stage ``arrow`` (``jobs.spark.worker_daemon``).
+carries ``engine``, its packing stage ``arrow`` (``jobs.spark.worker_daemon``), and
+``TIDEMARK_MALLOC_TUNING`` by the processes that run the engines (``jobs.engine.allocator``).
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ VARIABLES: dict[str, str] = {
                                "Spark's Python worker daemon loads the engine kernels (or only "
                                "pyarrow and pandas) once before it forks workers "
                                "(jobs/spark/worker_daemon.py)",
+    "TIDEMARK_MALLOC_TUNING": "off: tidemark replay and the engine path's worker daemon keep "
+                              "glibc's malloc defaults instead of keeping freed memory for the "
+                              "engines' arrays (jobs/engine/allocator.py)",
     "TIDEMARK_JOB_COMMAND": "how the supervisor launches a job, JSON list "
                             "(jobs/lifecycle/policy.py)",
     "TIDEMARK_HEARTBEAT_TIMEOUT_MS": "supervisor: heartbeat timeout (jobs/lifecycle/policy.py)",

@@ -78,9 +78,11 @@ class ReplayProgress:
 def run(args: argparse.Namespace) -> int:
     from jobs.definition import DefinitionError, load_definition
     from jobs.engine import EngineError
+    from jobs.engine.allocator import tune_malloc
     from jobs.engine.arrival import Arrival
     from jobs.replay import replay_file
 
+    tune_malloc()  # the engines' arrays reuse freed memory (jobs/engine/allocator.py)
     try:
         arrival = Arrival.parse(args.arrival)
     except EngineError as exc:

@@ -140,6 +140,9 @@ def freeze_loaded() -> None:
 if __name__ == "__main__":
     sys.path[:] = installed_path(sys.path)
     if os.environ.get(PRELOAD_ENV) == "engine":
+        from jobs.engine.allocator import tune_malloc
+
+        tune_malloc()  # before the fork: every worker inherits the settings
         preload()
     elif os.environ.get(PRELOAD_ENV) == "arrow":
         preload_arrow()

@@ -171,12 +171,14 @@ def test_the_cli_reports_a_bad_setting_before_running(
 
 def test_every_setting_is_a_documented_variable_with_a_file_key() -> None:
     """The variables that are not settings are the launcher's, the demo's, make install's, the
-    Spark benchmark's profile switch and the Spark worker daemon's pre-load switch."""
+    Spark benchmark's profile switch, the Spark worker daemon's pre-load switch and the engine
+    processes' malloc switch."""
     typed = {"TIDEMARK_CONFIG", "TIDEMARK_HOME", "TIDEMARK_DB_URL", "TIDEMARK_CHECKPOINT_ROOT",
              "TIDEMARK_RESULTS_ROOT", "TIDEMARK_SPARK_MASTER", "TIDEMARK_SPARK_CONF",
              "TIDEMARK_WEBHDFS_URL", "AIRFLOW_HOME"}
     not_settings = {"TIDEMARK_JOB", "TIDEMARK_VERSION", "TIDEMARK_LAUNCHED", "TIDEMARK_JAR_CACHE",
-                    "TIDEMARK_DEMO_KAFKA", "TIDEMARK_ENGINE_PROFILE", "TIDEMARK_WORKER_PRELOAD"}
+                    "TIDEMARK_DEMO_KAFKA", "TIDEMARK_ENGINE_PROFILE", "TIDEMARK_WORKER_PRELOAD",
+                    "TIDEMARK_MALLOC_TUNING"}
     assert set(VARIABLES) == typed | not_settings | set(OTHER_SETTINGS)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "storage.md").read_text("utf-8")
     keys = [f"`[{k.replace('.', '] ')}`" if "." in k else f"`{k}`" for k, _ in OTHER_SETTINGS.values()]
