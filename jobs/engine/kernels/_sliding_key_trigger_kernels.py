@@ -6,7 +6,7 @@ The general engine runs a key's windows after each of its records (``Engine.inge
 at the key's watermark as the record met it (the record's own count panes, timers, a window
 born late passing), then, when the record raised that watermark, at the new one (windows it
 passes or expires). Per record this is :func:`._sliding_trigger_kernels.ingest_key` on that
-one record, then :func:`._sliding_trigger_kernels.run_due` at the raised watermark, so every
+one record, then :func:`._sliding_trigger_fire_kernels.run_due` at the raised watermark, so every
 operation is the global-watermark engine's. Held records are not pruned inside the pass: a
 record the raise would prune lies only in windows that raise expired, so it joins no later
 window, and the panes of the pass read their members (``P_LO``, ``P_HI``) after it.
@@ -17,12 +17,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from jobs.engine.kernels._sliding_trigger_fire_kernels import run_due
 from jobs.engine.kernels._sliding_trigger_kernels import (
     P_REC,
     P_WIDTH,
     _grow,
     ingest_key,
-    run_due,
 )
 
 

@@ -1,7 +1,9 @@
 """Compiled (numba) kernels of KIP-450 sliding windows that fire more than once (count-based
 early and late triggers, ON_TIME at the window end; discarding, accumulating, retracting),
-on one key's arrays (:mod:`.sliding_triggers` holds them); ``ingest_keys`` and
-``fire_keys`` run many keys' arrays, concatenated with offsets, in one call.
+on one key's arrays (:mod:`.sliding_triggers` holds them); ``ingest_keys`` runs many keys'
+arrays, concatenated with offsets, in one call. The firing kernels are in
+:mod:`._sliding_trigger_fire_kernels`, the side aggregations' members in
+:mod:`._sliding_trigger_side_kernels`.
 
 The rules are the general engine's (``Assigner._apply_sliding``, ``Firing._fire_window``)
 under a global watermark ``wm0`` that does not move within an arrival unit:
@@ -32,7 +34,7 @@ from numba import njit
 COUNT, SUM, MIN, MAX, MEAN, FIRST, LAST, SIDE = 0, 1, 2, 3, 4, 5, 6, 7
 """Aggregation codes (``FN_CODES`` in sliding_triggers.py maps the names). ``SIDE``
 (collect, count_distinct) keeps no accumulator: a pane's values are its members, the held
-records :func:`pane_members` lists."""
+records :func:`._sliding_trigger_side_kernels.pane_members` lists."""
 EARLY, ON_TIME, LATE = 0, 1, 2
 BEFORE_WM, EXPIRED = 0, 1
 """Reasons of a dropped record's late rows."""
@@ -49,7 +51,7 @@ P_REC, P_START, P_TIMING, P_INDEX, P_LAST, P_GONE, P_LO, P_HI = range(8)
 P_WIDTH = 8
 """A pane row: record (-1: none; a timer's pane: its due time), start, timing, pane index, is
 last, the window is gone, and the arrival sequences ``(lo, hi]`` of the held records it shows
-(:func:`pane_members`)."""
+(:func:`._sliding_trigger_side_kernels.pane_members`)."""
 NO_CUT = -(2**62)
 """``W_CUT`` of a window that has shown nothing yet: every member is new (the sequence of the
 last record a discarding window's last pane showed, else)."""
@@ -432,200 +434,6 @@ def ingest_key(
 
 
 @njit(cache=True)
-def fire_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
-             kinds, RT, RF, n_h, W, WF, n_w, early_tv, late_tv, cur, cols, distinct, n_codes):
-    """The closing firing for one key (``Firing._fire`` over the key's windows):
-    :func:`run_due`, then the pruning of held records (``Firing._prune_records``). Returns
-    ``(n_h, n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS)``: :func:`run_due`'s outputs and the
-    side aggregations' outputs (:func:`side_outputs`), read before the pruning."""
-    n_w, PR, PW, PF, n_p, GONE, n_g = run_due(
-        wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding, kinds,
-        W, WF, n_w, early_tv, late_tv, cur)
-    CNT, REFS = side_outputs(RT, n_h, PR, n_p if len(cols) else 0, size, cols, distinct,
-                             n_codes)
-    n_h = prune_held(RT, RF, n_h, wm_known, wm0, ended, size, al)
-    return n_h, n_w, PR, PW, PF, n_p, GONE, n_g, CNT, REFS
-
-
-@njit(cache=True)
-def run_due(wm_known, wm0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
-            kinds, W, WF, n_w, early_tv, late_tv, cur):
-    """Every window of one key whose deadline ``wm0`` reached (all at the end of input), in
-    start order; a window not due that has pending elements and no timer starts the timer of
-    its phase. Returns ``(n_w, PR, PW, PF, n_p, GONE, n_g)``: the panes (record -1) and the
-    starts of the windows that went without one."""
-    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
-    PW = np.zeros((8, W.shape[1]), dtype=np.int64)
-    PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
-    GONE = np.zeros(max(n_w, 1), dtype=np.int64)
-    n_p = n_g = 0
-    keep = 0  # the surviving windows move down in one pass (no shift per removal)
-    for w in range(n_w):
-        close = W[w, W_START] + size + 1
-        due = ended or (wm_known and wm0 >= (close + al if W[w, W_PASSED] != 0 else close))
-        dead = False
-        if due:
-            before = n_p
-            PR, PW, PF, n_p, dead = _run_window(
-                W, WF, w, -1, wm_known, wm0, ended, size, al, early_n, late_n, at_end,
-                at_expiry, discarding, kinds, PR, PW, PF, n_p, early_tv, late_tv, cur)
-            if dead:
-                if n_p > before:
-                    PR[n_p - 1, P_GONE] = 1
-                else:
-                    GONE[n_g] = W[w, W_START]
-                    n_g += 1
-        elif W[w, W_PEND] > 0 and W[w, W_TIMER] == NO_TIMER:
-            W[w, W_TIMER] = late_tv if W[w, W_PASSED] != 0 else early_tv
-        if not dead:
-            if keep != w:
-                W[keep] = W[w]
-                WF[keep] = WF[w]
-            keep += 1
-    return keep, PR, PW, PF, n_p, GONE, n_g
-
-
-@njit(cache=True)
-def prune_held(RT, RF, n_h, wm_known, wm0, ended, size, al):
-    """Forget the held records no window needs at ``wm0`` (``Firing._prune_records``);
-    returns the new ``n_h``."""
-    k = 0
-    while k < n_h and (ended or (wm_known and wm0 >= RT[k, R_T] + size + 2 + al)):
-        k += 1
-    if k:
-        for i in range(k, n_h):
-            RT[i - k] = RT[i]
-            RF[i - k] = RF[i]
-        n_h -= k
-    return n_h
-
-
-@njit(cache=True)
-def next_deadline(W, n_w, size, al, far):
-    """The smallest watermark at which one of the key's windows needs attention (``far``:
-    none)."""
-    d = far
-    for w in range(n_w):
-        close = W[w, W_START] + size + 1
-        x = close + al if W[w, W_PASSED] != 0 else close
-        if x < d:
-            d = x
-    return d
-
-
-@njit(cache=True)
-def fire_timers(W, WF, n_w, now, wm_known, wm0, size, discarding, kinds, cur):
-    """``Firing._fire_timers`` on one key's windows: each window whose timer is due at
-    ``now`` drops it and, with pending elements, fires an EARLY pane before its close, a LATE
-    one after. Returns ``(PR, PW, PF, n_p)``, the pane rows in start order with the timer's
-    due time as the record (the caller orders the panes of all keys)."""
-    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
-    PW = np.zeros((8, W.shape[1]), dtype=np.int64)
-    PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
-    n_p = 0
-    for w in range(n_w):
-        due = W[w, W_TIMER]
-        if due > now:
-            continue
-        W[w, W_TIMER] = NO_TIMER
-        if W[w, W_PEND] > 0:
-            early = not wm_known or wm0 < W[w, W_START] + size + 1
-            PR, PW, PF, n_p = _emit(W, WF, w, due, EARLY if early else LATE, 0, discarding,
-                                    kinds, PR, PW, PF, n_p, cur)
-    return PR, PW, PF, n_p
-
-
-@njit(cache=True)
-def next_timer(W, n_w):
-    """The earliest timer of the key's windows (``NO_TIMER``: none)."""
-    d = NO_TIMER
-    for w in range(n_w):
-        if W[w, W_TIMER] < d:
-            d = W[w, W_TIMER]
-    return d
-
-
-@njit(cache=True)
-def pane_members(RT, n_h, PR, n_p, size):
-    """The held records each of the first ``n_p`` pane rows shows: those inside its window
-    whose arrival sequence is in ``(P_LO, P_HI]`` (what the general engine's accumulator
-    received since the window's last reset, in (time, sequence) order as ``collect`` keeps
-    them). Returns ``(MP, MR)``: the pane of each member (by pane, then record) and a copy of
-    its ``RT`` row (later passes move or prune the held records)."""
-    lo = np.empty(n_p, dtype=np.int64)
-    hi = np.empty(n_p, dtype=np.int64)
-    total = 0
-    for p in range(n_p):
-        s = PR[p, P_START]
-        lo[p] = _bisect(RT, n_h, R_T, s, False)
-        hi[p] = _bisect(RT, n_h, R_T, s + size, True)
-        for i in range(lo[p], hi[p]):
-            q = RT[i, R_SEQ]
-            if PR[p, P_LO] < q <= PR[p, P_HI]:
-                total += 1
-    MP = np.empty(total, dtype=np.int64)
-    MR = np.empty((total, RT.shape[1]), dtype=np.int64)
-    k = 0
-    for p in range(n_p):
-        for i in range(lo[p], hi[p]):
-            q = RT[i, R_SEQ]
-            if PR[p, P_LO] < q <= PR[p, P_HI]:
-                MP[k] = p
-                MR[k] = RT[i]
-                k += 1
-    return MP, MR
-
-
-@njit(cache=True)
-def side_outputs(RT, n_h, PR, n_p, size, cols, distinct, n_codes):
-    """The side aggregations' values of the first ``n_p`` pane rows, from their members (as
-    :func:`pane_members` selects them; ``cols``: each side aggregation's first ``RT`` column,
-    ``distinct``: whether it is ``count_distinct``, whose codes are below ``n_codes``).
-    Returns ``(CNT, REFS)``: per side aggregation and pane, the number of valid members
-    (``collect``) or of distinct codes among them (``count_distinct``); and the object refs
-    of the ``collect`` members, by aggregation, pane, then record."""
-    ns = len(cols)
-    CNT = np.zeros((ns, n_p), dtype=np.int64)
-    lo = np.empty(n_p, dtype=np.int64)
-    hi = np.empty(n_p, dtype=np.int64)
-    for p in range(n_p):
-        s = PR[p, P_START]
-        lo[p] = _bisect(RT, n_h, R_T, s, False)
-        hi[p] = _bisect(RT, n_h, R_T, s + size, True)
-    stamp = np.full(max(n_codes, 1), -1, dtype=np.int64)
-    total = 0
-    for k in range(ns):
-        b = cols[k]
-        for p in range(n_p):
-            c = 0
-            tag = k * n_p + p
-            for i in range(lo[p], hi[p]):
-                q = RT[i, R_SEQ]
-                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
-                    if not distinct[k]:
-                        c += 1
-                    elif stamp[RT[i, b + 1]] != tag:
-                        stamp[RT[i, b + 1]] = tag
-                        c += 1
-            CNT[k, p] = c
-            if not distinct[k]:
-                total += c
-    REFS = np.empty(total, dtype=np.int64)
-    j = 0
-    for k in range(ns):
-        if distinct[k]:
-            continue
-        b = cols[k]
-        for p in range(n_p):
-            for i in range(lo[p], hi[p]):
-                q = RT[i, R_SEQ]
-                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
-                    REFS[j] = RT[i, b + 3]
-                    j += 1
-    return CNT, REFS
-
-
-@njit(cache=True)
 def _append(out, n, rows):
     """``rows`` appended to ``out``'s first ``n`` rows (grown when full)."""
     out = _grow(out, n + rows.shape[0])
@@ -703,116 +511,3 @@ def ingest_keys(
             n_p += kn_p
     return (RT, RF, ho, W, WF, wo, LR[:n_l], n_l, AR[:n_a], n_a, PR[:n_p], PW[:n_p],
             PF[:n_p], PK[:n_p], n_p)
-
-
-@njit(cache=True)
-def _bisect_in(A, lo, hi, col, v, after):
-    """:func:`_bisect` on rows ``lo:hi``."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        x = A[mid, col]
-        if x < v or (after and x == v):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True)
-def side_outputs_keys(RT, hoff, PK, PR, n_p, size, cols, distinct, n_codes):
-    """:func:`side_outputs` of panes of many keys: pane ``p`` reads the held records of key
-    ``PK[p]``, rows ``hoff[k]:hoff[k+1]`` of ``RT``."""
-    ns = len(cols)
-    CNT = np.zeros((ns, n_p), dtype=np.int64)
-    lo = np.empty(n_p, dtype=np.int64)
-    hi = np.empty(n_p, dtype=np.int64)
-    for p in range(n_p):
-        s = PR[p, P_START]
-        k = PK[p]
-        lo[p] = _bisect_in(RT, hoff[k], hoff[k + 1], R_T, s, False)
-        hi[p] = _bisect_in(RT, hoff[k], hoff[k + 1], R_T, s + size, True)
-    stamp = np.full(max(n_codes, 1), -1, dtype=np.int64)
-    total = 0
-    for k in range(ns):
-        b = cols[k]
-        for p in range(n_p):
-            c = 0
-            tag = k * n_p + p
-            for i in range(lo[p], hi[p]):
-                q = RT[i, R_SEQ]
-                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
-                    if not distinct[k]:
-                        c += 1
-                    elif stamp[RT[i, b + 1]] != tag:
-                        stamp[RT[i, b + 1]] = tag
-                        c += 1
-            CNT[k, p] = c
-            if not distinct[k]:
-                total += c
-    REFS = np.empty(total, dtype=np.int64)
-    j = 0
-    for k in range(ns):
-        if distinct[k]:
-            continue
-        b = cols[k]
-        for p in range(n_p):
-            for i in range(lo[p], hi[p]):
-                q = RT[i, R_SEQ]
-                if RT[i, b] != 0 and PR[p, P_LO] < q <= PR[p, P_HI]:
-                    REFS[j] = RT[i, b + 3]
-                    j += 1
-    return CNT, REFS
-
-
-@njit(cache=True)
-def fire_keys(wk, w0, ended, size, al, early_n, late_n, at_end, at_expiry, discarding, kinds,
-              RT, hoff, W, WF, woff, early_tv, late_tv, cur, far):
-    """:func:`fire_due` for many keys in one pass: key ``k`` (at its watermark: known
-    ``wk[k]``, ``w0[k]``) holds rows ``hoff[k]:hoff[k+1]`` of ``RT`` and ``woff[k]:woff[k+1]``
-    of ``W`` / ``WF``. Each key's windows that stay move to the start of its rows (in
-    place); its held records that stay are the end of its rows (pruning drops the oldest),
-    ``RT`` is not changed. Returns per key the first held record that stays and the number
-    of windows, the panes ``(PR, PW, PF, PK, n_p)`` (``PK``: the key of each), the windows
-    that went without a pane ``GONE`` (start, key), and per key its next deadline
-    (:func:`next_deadline`) and next timer (:func:`next_timer`). The side aggregations'
-    members are read from ``RT`` (:func:`side_outputs_keys`)."""
-    nk = len(hoff) - 1
-    hlo = np.zeros(nk, dtype=np.int64)
-    nw = np.zeros(nk, dtype=np.int64)
-    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
-    PW = np.zeros((8, W.shape[1]), dtype=np.int64)
-    PF = np.zeros((8, WF.shape[1]), dtype=np.float64)
-    PK = np.zeros(8, dtype=np.int64)
-    GONE = np.zeros((8, 2), dtype=np.int64)
-    dl = np.full(nk, far, dtype=np.int64)
-    tm = np.full(nk, NO_TIMER, dtype=np.int64)
-    n_p = n_g = 0
-    for k in range(nk):
-        kW = W[woff[k]:woff[k + 1]]
-        kWF = WF[woff[k]:woff[k + 1]]
-        n_w, kPR, kPW, kPF, kn_p, kG, kn_g = run_due(
-            wk[k], w0[k], ended, size, al, early_n, late_n, at_end, at_expiry, discarding,
-            kinds, kW, kWF, woff[k + 1] - woff[k], early_tv, late_tv, cur)
-        nw[k] = n_w
-        i = hoff[k]
-        while i < hoff[k + 1] and (ended or (wk[k] and w0[k] >= RT[i, R_T] + size + 2 + al)):
-            i += 1  # prune_held's rule
-        hlo[k] = i
-        dl[k] = next_deadline(kW, n_w, size, al, far)
-        tm[k] = next_timer(kW, n_w)
-        if kn_p:
-            PR = _append(PR, n_p, kPR[:kn_p])
-            PW = _append(PW, n_p, kPW[:kn_p])
-            PF = _append(PF, n_p, kPF[:kn_p])
-            if PK.shape[0] < n_p + kn_p:
-                PK2 = np.zeros(max(n_p + kn_p, 2 * PK.shape[0]), dtype=np.int64)
-                PK2[:n_p] = PK[:n_p]
-                PK = PK2
-            PK[n_p:n_p + kn_p] = k
-            n_p += kn_p
-        GONE = _grow(GONE, n_g + kn_g)
-        for j in range(kn_g):
-            GONE[n_g + j, 0] = kG[j]
-            GONE[n_g + j, 1] = k
-        n_g += kn_g
-    return hlo, nw, PR[:n_p], PW[:n_p], PF[:n_p], PK[:n_p], n_p, GONE[:n_g], dl, tm

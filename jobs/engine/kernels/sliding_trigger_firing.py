@@ -15,7 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jobs.definition.model import EarlyTrigger, LateTrigger
+from jobs.engine.kernels import _sliding_trigger_fire_kernels as KF
 from jobs.engine.kernels import _sliding_trigger_kernels as K
+from jobs.engine.kernels import _sliding_trigger_side_kernels as KS
 from jobs.engine.kernels.sliding_trigger_keys import FAR, REASONS, KeyArrays
 from jobs.engine.kernels.sliding_trigger_panes import (
     PaneRows,
@@ -112,7 +114,7 @@ class TriggerFiring:
     def _push_timer(self, ka: KeyArrays) -> None:
         if not self._timed:
             return
-        d = int(K.next_timer(ka.W, ka.n_w))
+        d = int(KF.next_timer(ka.W, ka.n_w))
         if d < ka.timer:
             ka.timer = d
             heapq.heappush(self._timers, (d, ka.kj))
@@ -133,7 +135,7 @@ class TriggerFiring:
         parts: list[PaneRows] = []
         for ka in keys.values():
             wm_known, wm0, wm_out = self._wm_of(ka)
-            PR, PW, PF, n_p = K.fire_timers(ka.W, ka.WF, ka.n_w, now, wm_known, wm0,
+            PR, PW, PF, n_p = KF.fire_timers(ka.W, ka.WF, ka.n_w, now, wm_known, wm0,
                                             self._size, self._discarding, self._kinds,
                                             self.seq - 1)
             if n_p:
@@ -150,7 +152,7 @@ class TriggerFiring:
     def _fire_keys(self, run: list[KeyArrays], parts: list[PaneRows]
                    ) -> tuple[tuple[I64, I64], I64]:
         """The closing firing of the keys ``run`` in one kernel pass
-        (:func:`._sliding_trigger_kernels.fire_keys`) over their state gathered into one set
+        (:func:`._sliding_trigger_fire_kernels.fire_keys`) over their state gathered into one set
         of arrays, which the pass changes in place; each key keeps its slice of them. Adds the panes to ``parts``; returns the keys' next
         deadlines and timers, and the windows that closed without a pane (start, key)."""
         nk = len(run)
@@ -173,12 +175,12 @@ class TriggerFiring:
             known, wm, wm_out = self._wm_of(run[0]) if run else (False, 0, None)
             wk[:], w0[:] = known, wm
         ev, lv = self._timer_values()
-        hlo, nw, PR, PW, PF, PK, n_p, GONE, dl, tm = K.fire_keys(
+        hlo, nw, PR, PW, PF, PK, n_p, GONE, dl, tm = KF.fire_keys(
             wk, w0, self.ended, self._size, self._al, self._early_n, self._late_n,
             self._at_end, self._at_expiry, self._discarding, self._kinds, RT_in, hoff,
             W_in, WF_in, woff, ev, lv, self.seq - 1, FAR)
         if n_p:
-            members = (K.side_outputs_keys(RT_in, hoff, PK, PR, n_p, self._size,
+            members = (KS.side_outputs_keys(RT_in, hoff, PK, PR, n_p, self._size,
                                            self._side_cols, self._side_distinct,
                                            len(self._distinct)) if self._side else None)
             if self._key_scope:
@@ -222,7 +224,7 @@ class TriggerFiring:
     def _push_deadline(self, ka: KeyArrays) -> None:
         if self._key_scope:  # the unit's keys run their windows, not a global deadline
             return
-        d = int(K.next_deadline(ka.W, ka.n_w, self._size, self._al, FAR))
+        d = int(KF.next_deadline(ka.W, ka.n_w, self._size, self._al, FAR))
         if d != ka.deadline:
             ka.deadline = d
             if d < FAR:

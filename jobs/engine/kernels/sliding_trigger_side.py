@@ -7,7 +7,7 @@ shows is the part of them the general engine's accumulator holds: all of them (a
 retracting), or those that arrived after the window's last pane (discarding: ``W_CUT``, the
 arrival sequence of the last record that had arrived then). A pane fired between the records
 of an arrival unit shows no later record (``P_HI``). So these functions keep no entry per
-window: the kernels list each pane's members (:func:`._sliding_trigger_kernels.pane_members`)
+window: the kernels list each pane's members (:func:`._sliding_trigger_side_kernels.pane_members`)
 and the values are read from their rows, one pass per batch of panes.
 """
 
@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jobs.engine.kernels import _sliding_trigger_kernels as K
+from jobs.engine.kernels import _sliding_trigger_side_kernels as KS
 
 if TYPE_CHECKING:
     from jobs.engine.kernels.sliding_triggers import KeyArrays, SlidingTriggerEngine
@@ -40,7 +41,7 @@ def _take(objs: list[Any], refs: list[int]) -> list[Any]:
 def member_values(eng: SlidingTriggerEngine, objs: list[Any], CNT: I64, REFS: I64, n: int
                   ) -> dict[str, list[Any]]:
     """Per side aggregation, the value of each of ``n`` panes from the kernels' outputs
-    (:func:`._sliding_trigger_kernels.side_outputs`): ``collect`` the valid inputs in (time,
+    (:func:`._sliding_trigger_side_kernels.side_outputs`): ``collect`` the valid inputs in (time,
     sequence) order, ``count_distinct`` the number of distinct values among them."""
     out: dict[str, list[Any]] = {}
     off = 0
@@ -62,18 +63,18 @@ def member_values(eng: SlidingTriggerEngine, objs: list[Any], CNT: I64, REFS: I6
 
 
 def pane_side(eng: SlidingTriggerEngine, ka: KeyArrays, PR: I64, n_p: int) -> tuple[I64, I64]:
-    """:func:`._sliding_trigger_kernels.side_outputs` of ``n_p`` pane rows on ``ka``'s held
+    """:func:`._sliding_trigger_side_kernels.side_outputs` of ``n_p`` pane rows on ``ka``'s held
     records."""
     cnt: I64
     refs: I64
-    cnt, refs = K.side_outputs(ka.RT, ka.n_h, PR, n_p, eng._size, eng._side_cols,
+    cnt, refs = KS.side_outputs(ka.RT, ka.n_h, PR, n_p, eng._size, eng._side_cols,
                                eng._side_distinct, len(eng._distinct))
     return cnt, refs
 
 
 def window_members(eng: SlidingTriggerEngine, ka: KeyArrays) -> tuple[I64, I64]:
     """The members each of the key's windows holds now (its accumulator's content)."""
-    MP, MR = K.pane_members(ka.RT, ka.n_h, _window_rows(eng, ka), ka.n_w, eng._size)
+    MP, MR = KS.pane_members(ka.RT, ka.n_h, _window_rows(eng, ka), ka.n_w, eng._size)
     return MP, MR
 
 

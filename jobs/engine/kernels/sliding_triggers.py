@@ -50,6 +50,7 @@ from jobs.engine.engine import Engine, WatermarkMode
 from jobs.engine.errors import EngineError
 from jobs.engine.kernels import _sliding_key_trigger_kernels as KKT
 from jobs.engine.kernels import _sliding_trigger_kernels as K
+from jobs.engine.kernels import _sliding_trigger_side_kernels as KS
 from jobs.engine.kernels.handover import HandsOver, KernelState
 from jobs.engine.kernels.qualify import qualification_problems
 from jobs.engine.kernels.sliding_key_triggers import NO_TIME, KeyScopedSlidingTriggers
@@ -330,7 +331,7 @@ class SlidingTriggerEngine(TriggerFiring, UnitInput, KeyScopedSlidingTriggers, H
         for _, s, k in AR.tolist():
             self._count_late(kas[k], s, accepted=1)
         if n_p:
-            members = (K.side_outputs_keys(RT, ho, PK, PR, n_p, self._size, self._side_cols,
+            members = (KS.side_outputs_keys(RT, ho, PK, PR, n_p, self._size, self._side_cols,
                                            self._side_distinct, len(self._distinct))
                        if self._side else None)
             wms = ([None if w == NO_TIME else w for w in PM.tolist()] if self._key_scope
