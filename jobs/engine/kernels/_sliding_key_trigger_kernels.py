@@ -22,6 +22,8 @@ from jobs.engine.kernels._sliding_trigger_kernels import (
     P_REC,
     P_WIDTH,
     _grow,
+    _tag_rows,
+    _tag_values,
     ingest_key,
 )
 
@@ -157,18 +159,9 @@ def ingest_keys_scoped(
         W = _put2(W, wo[k], kW, n_w)
         WF = _put2(WF, wo[k], kWF, n_w)
         wo[k + 1] = wo[k] + n_w
-        LR = _grow(LR, n_l + kn_l)
-        for i in range(kn_l):
-            LR[n_l + i, 0] = kLR[i, 0]
-            LR[n_l + i, 1] = kLR[i, 1]
-            LR[n_l + i, 2] = kLR[i, 2]
-            LR[n_l + i, 3] = k
+        LR = _tag_rows(LR, n_l, kLR, kn_l, k)
         n_l += kn_l
-        AR = _grow(AR, n_a + kn_a)
-        for i in range(kn_a):
-            AR[n_a + i, 0] = kAR[i, 0]
-            AR[n_a + i, 1] = kAR[i, 1]
-            AR[n_a + i, 2] = k
+        AR = _tag_rows(AR, n_a, kAR, kn_a, k)
         n_a += kn_a
         PR = _put2(PR, n_p, kPR, kn_p)
         PW = _put2(PW, n_p, kPW, kn_p)
@@ -183,10 +176,7 @@ def ingest_keys_scoped(
         PK[n_p:n_p + kn_p] = k
         PM[n_p:n_p + kn_p] = kPM[:kn_p]
         n_p += kn_p
-        GONE = _grow(GONE, n_g + kn_g)
-        for i in range(kn_g):
-            GONE[n_g + i, 0] = kG[i]
-            GONE[n_g + i, 1] = k
+        GONE = _tag_values(GONE, n_g, kG, kn_g, k)
         n_g += kn_g
     return (RT, RF, ho, W, WF, wo, LR[:n_l], n_l, AR[:n_a], n_a, PR[:n_p], PW[:n_p],
             PF[:n_p], PK[:n_p], n_p, PM[:n_p], GONE[:n_g])

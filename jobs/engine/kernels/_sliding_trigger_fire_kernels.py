@@ -21,8 +21,9 @@ from jobs.engine.kernels._sliding_trigger_kernels import (
     W_TIMER,
     _append,
     _emit,
-    _grow,
+    _key_codes,
     _run_window,
+    _tag_values,
 )
 from jobs.engine.kernels._sliding_trigger_side_kernels import side_outputs
 
@@ -181,15 +182,8 @@ def fire_keys(wk, w0, ended, size, al, early_n, late_n, at_end, at_expiry, disca
             PR = _append(PR, n_p, kPR[:kn_p])
             PW = _append(PW, n_p, kPW[:kn_p])
             PF = _append(PF, n_p, kPF[:kn_p])
-            if PK.shape[0] < n_p + kn_p:
-                PK2 = np.zeros(max(n_p + kn_p, 2 * PK.shape[0]), dtype=np.int64)
-                PK2[:n_p] = PK[:n_p]
-                PK = PK2
-            PK[n_p:n_p + kn_p] = k
+            PK = _key_codes(PK, n_p, kn_p, k)
             n_p += kn_p
-        GONE = _grow(GONE, n_g + kn_g)
-        for j in range(kn_g):
-            GONE[n_g + j, 0] = kG[j]
-            GONE[n_g + j, 1] = k
+        GONE = _tag_values(GONE, n_g, kG, kn_g, k)
         n_g += kn_g
     return hlo, nw, PR[:n_p], PW[:n_p], PF[:n_p], PK[:n_p], n_p, GONE[:n_g], dl, tm

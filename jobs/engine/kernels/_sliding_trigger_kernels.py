@@ -70,10 +70,9 @@ def _grow(a, need):
 
 
 @njit(cache=True)
-def _bisect(A, n, col, v, after):
-    """The first row of ``A[:n]`` (sorted on column ``col``) whose value is at or after ``v``,
-    strictly after when ``after``."""
-    lo, hi = 0, n
+def _bisect_in(A, lo, hi, col, v, after):
+    """The first row of ``A[lo:hi]`` (sorted on column ``col``) whose value is at or after
+    ``v``, strictly after when ``after``."""
     while lo < hi:
         mid = (lo + hi) // 2
         x = A[mid, col]
@@ -82,6 +81,12 @@ def _bisect(A, n, col, v, after):
         else:
             hi = mid
     return lo
+
+
+@njit(cache=True)
+def _bisect(A, n, col, v, after):
+    """:func:`_bisect_in` on the first ``n`` rows."""
+    return _bisect_in(A, 0, n, col, v, after)
 
 
 @njit(cache=True)
@@ -434,6 +439,41 @@ def ingest_key(
 
 
 @njit(cache=True)
+def _tag_rows(D, n, S, m, k):
+    """``D`` (grown) with the first ``m`` rows of ``S`` appended at row ``n``, each followed by
+    the key code ``k`` in ``D``'s last column: one key's rows into the all-keys table."""
+    D = _grow(D, n + m)
+    w = D.shape[1] - 1
+    for i in range(m):
+        for c in range(w):
+            D[n + i, c] = S[i, c]
+        D[n + i, w] = k
+    return D
+
+
+@njit(cache=True)
+def _tag_values(D, n, v, m, k):
+    """:func:`_tag_rows` for a one-column ``v``: rows ``(v[i], k)``."""
+    D = _grow(D, n + m)
+    for i in range(m):
+        D[n + i, 0] = v[i]
+        D[n + i, 1] = k
+    return D
+
+
+@njit(cache=True)
+def _key_codes(PK, n, m, k):
+    """``PK`` (grown, at least doubled) with ``m`` entries ``k`` from ``n``: the key of each
+    of a key's new pane rows."""
+    if PK.shape[0] < n + m:
+        PK2 = np.zeros(max(n + m, 2 * PK.shape[0]), dtype=np.int64)
+        PK2[:n] = PK[:n]
+        PK = PK2
+    PK[n:n + m] = k
+    return PK
+
+
+@njit(cache=True)
 def _append(out, n, rows):
     """``rows`` appended to ``out``'s first ``n`` rows (grown when full)."""
     out = _grow(out, n + rows.shape[0])
@@ -486,28 +526,15 @@ def ingest_keys(
         W = _append(W, wo[k], kW[:n_w])
         WF = _append(WF, wo[k], kWF[:n_w])
         wo[k + 1] = wo[k] + n_w
-        LR = _grow(LR, n_l + kn_l)
-        for i in range(kn_l):
-            LR[n_l + i, 0] = kLR[i, 0]
-            LR[n_l + i, 1] = kLR[i, 1]
-            LR[n_l + i, 2] = kLR[i, 2]
-            LR[n_l + i, 3] = k
+        LR = _tag_rows(LR, n_l, kLR, kn_l, k)
         n_l += kn_l
-        AR = _grow(AR, n_a + kn_a)
-        for i in range(kn_a):
-            AR[n_a + i, 0] = kAR[i, 0]
-            AR[n_a + i, 1] = kAR[i, 1]
-            AR[n_a + i, 2] = k
+        AR = _tag_rows(AR, n_a, kAR, kn_a, k)
         n_a += kn_a
         if kn_p:
             PR = _append(PR, n_p, kPR[:kn_p])
             PW = _append(PW, n_p, kPW[:kn_p])
             PF = _append(PF, n_p, kPF[:kn_p])
-            if PK.shape[0] < n_p + kn_p:
-                PK2 = np.zeros(max(n_p + kn_p, 2 * PK.shape[0]), dtype=np.int64)
-                PK2[:n_p] = PK[:n_p]
-                PK = PK2
-            PK[n_p:n_p + kn_p] = k
+            PK = _key_codes(PK, n_p, kn_p, k)
             n_p += kn_p
     return (RT, RF, ho, W, WF, wo, LR[:n_l], n_l, AR[:n_a], n_a, PR[:n_p], PW[:n_p],
             PF[:n_p], PK[:n_p], n_p)
