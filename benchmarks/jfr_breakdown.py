@@ -48,6 +48,11 @@ GENERATED = re.compile(r"GeneratedClass|SpecificUnsafeProjection|SpecificSafePro
                        r"SpecificPredicate|SpecificOrdering|GeneratedIterator")
 
 
+INCLUSIVE = re.compile(r"org\.apache\.(spark|arrow)|tidemark")
+"""Classes whose methods are counted on every sample whose stack holds them (``inclusive``:
+where a thread's time goes, below the top frame's library code)."""
+
+
 def thread_group(name: str) -> str:
     return next((g for pat, g in THREAD_GROUPS if name.startswith(pat)), "other")
 
@@ -122,14 +127,16 @@ def cpu_count(path: Path, jfr: str) -> int:
     return os.cpu_count() or 1
 
 
-def load_integral(events: list[dict[str, Any]], ncpu: int,
-                  key: Any) -> dict[str, float]:
-    """CPU seconds from periodic load events (fractions of the whole machine), each weighted
-    by the time since the previous event of its ``key`` (the first by the median gap)."""
+def load_integral(events: list[dict[str, Any]], ncpu: int, key: Any,
+                  started: dict[Any, float] | None = None) -> dict[Any, float]:
+    """CPU seconds from periodic load events (fractions of the whole machine over the time
+    since the previous reading). The JVM reads every thread once a period but writes an event
+    only for a thread that used 1 ms or more since its last event, so each event weighs one
+    period (the median gap between a key's events), the first one of a thread the time since
+    it started (``started``, when known) if that is shorter."""
     last: dict[Any, float] = {}
     gaps: list[float] = []
-    out: dict[Any, float] = defaultdict(float)
-    pending: list[tuple[Any, float]] = []
+    rows: list[tuple[Any, float, float, bool]] = []
     for e in sorted(events, key=lambda e: e["values"]["startTime"]):
         v = e["values"]
         k = key(v)
@@ -137,15 +144,16 @@ def load_integral(events: list[dict[str, Any]], ncpu: int,
         load = float(v.get("user", v.get("jvmUser", 0.0))) + \
             float(v.get("system", v.get("jvmSystem", 0.0)))
         if k in last:
-            gap = t - last[k]
-            gaps.append(gap)
-            out[k] += load * gap * ncpu
-        else:
-            pending.append((k, load))
+            gaps.append(t - last[k])
+        rows.append((k, t, load, k not in last))
         last[k] = t
-    first = sorted(gaps)[len(gaps) // 2] if gaps else 1.0
-    for k, load in pending:
-        out[k] += load * first * ncpu
+    period = sorted(gaps)[len(gaps) // 2] if gaps else 1.0
+    out: dict[Any, float] = defaultdict(float)
+    for k, t, load, first in rows:
+        weight = period
+        if first and started is not None and k in started:
+            weight = max(0.0, min(period, t - started[k]))
+        out[k] += load * weight * ncpu
     return out
 
 
@@ -158,6 +166,7 @@ def samples_breakdown(path: Path, jfr: str, n: int, depth: int) -> dict[str, Any
     top_families: Counter[str] = Counter()
     group_methods: dict[str, Counter[str]] = defaultdict(Counter)
     group_packages: dict[str, Counter[str]] = defaultdict(Counter)
+    group_inclusive: dict[str, Counter[str]] = defaultdict(Counter)
     for e in events:
         v = e["values"]
         name = thread_name(v.get("sampledThread"))
@@ -174,6 +183,9 @@ def samples_breakdown(path: Path, jfr: str, n: int, depth: int) -> dict[str, Any
         top_families[family(pkg)] += 1
         group_methods[group][method_name(m)] += 1
         group_packages[group][family(pkg)] += 1
+        # inclusive: each Spark / tidemark / Arrow method on the stack, once per sample
+        group_inclusive[group].update({method_name(f["method"]) for f in frames
+                                       if INCLUSIVE.match(class_name(f["method"]))})
     return {
         "count": len(events),
         "by_thread_group": top(by_group, 100),
@@ -183,22 +195,28 @@ def samples_breakdown(path: Path, jfr: str, n: int, depth: int) -> dict[str, Any
         "top_families": top(top_families, n),
         "by_group_top_methods": {g: top(c, max(5, n // 3)) for g, c in group_methods.items()},
         "by_group_top_families": {g: top(c, max(5, n // 3)) for g, c in group_packages.items()},
+        "by_group_inclusive_methods": {g: top(c, n) for g, c in group_inclusive.items()},
     }
 
 
 def thread_cpu(path: Path, jfr: str, ncpu: int, n: int) -> dict[str, Any]:
     """CPU seconds per thread group from ``jdk.ThreadCPULoad`` (threads that ended included, up
-    to their last reading), and how many threads of each group started and ended."""
+    to their last reading: the CPU of a thread's last period before it ends is not in it), and
+    how many threads of each group were seen and ended."""
     loads = jfr_events(path, "jdk.ThreadCPULoad", jfr)
-    per = load_integral(loads, ncpu, lambda v: (v["eventThread"].get("javaThreadId"),
-                                               thread_name(v["eventThread"])))
-    ended = {(e["values"]["eventThread"] or {}).get("javaThreadId")
+    starts = {(e["values"].get("thread") or {}).get("javaThreadId"): instant(e["values"]["startTime"])
+              for e in jfr_events(path, "jdk.ThreadStart", jfr)}
+    per = load_integral(loads, ncpu, lambda v: v["eventThread"].get("javaThreadId"), starts)
+    names = {v["eventThread"].get("javaThreadId"): thread_name(v["eventThread"])
+             for v in (e["values"] for e in loads)}
+    ended = {(e["values"].get("thread") or {}).get("javaThreadId")
              for e in jfr_events(path, "jdk.ThreadEnd", jfr)}
     by_group: dict[str, float] = defaultdict(float)
     ended_group: dict[str, float] = defaultdict(float)
     by_pattern: dict[str, float] = defaultdict(float)
     threads: Counter[str] = Counter()
-    for (tid, name), cpu in per.items():
+    for tid, cpu in per.items():
+        name = names[tid]
         g = thread_group(name)
         by_group[g] += cpu
         by_pattern[name_pattern(name)] += cpu
@@ -265,7 +283,7 @@ def gc_breakdown(path: Path, jfr: str) -> dict[str, float]:
             "duration_s": round(sum(seconds(e["values"].get("duration")) for e in events), 3)}
 
 
-def breakdown(path: Path, jfr: str, n: int = 25, depth: int = 5) -> dict[str, Any]:
+def breakdown(path: Path, jfr: str, n: int = 25, depth: int = 64) -> dict[str, Any]:
     ncpu = cpu_count(path, jfr)
     return {
         "file": str(path),
@@ -279,8 +297,9 @@ def breakdown(path: Path, jfr: str, n: int = 25, depth: int = 5) -> dict[str, An
 
 
 def find_jfr() -> str:
-    for cand in (os.environ.get("JAVA_HOME", "") + "/bin/jfr",
-                 "/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr"):
+    home = os.environ.get("JAVA_HOME")
+    for cand in ((f"{home}/bin/jfr",) if home else ()) + (
+            "/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr",):
         if os.path.exists(cand):
             return cand
     return shutil.which("jfr") or "jfr"
@@ -313,7 +332,7 @@ def main() -> int:
     ap.add_argument("file", type=Path)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--output")
-    ap.add_argument("--stack-depth", type=int, default=5)
+    ap.add_argument("--stack-depth", type=int, default=64)
     ap.add_argument("--jfr", default=find_jfr(), help="the JDK's jfr tool")
     args = ap.parse_args()
     r = breakdown(args.file, args.jfr, args.top, args.stack_depth)
