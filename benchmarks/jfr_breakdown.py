@@ -11,7 +11,8 @@ what the JIT compiled, which is what comparing two queries' JVM cost needs. Reco
 catches short threads). Reads the file with the JDK's ``jfr print --json``; stdlib only.
 
 Usage: python benchmarks/jfr_breakdown.py FILE.jfr [--top N] [--output OUT.json]
-       [--stack-depth D] [--jfr PATH]
+       [--stack-depth D] [--jfr PATH] [--window-thread PREFIX]
+By default only the streaming query's run counts (the span of its ``stream execution thread``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ THREAD_GROUPS = (
 """Thread-name prefixes (JFR's full Java or OS thread names) by what the thread does; the rest
 are ``other`` and listed by :func:`name_pattern`."""
 
+WINDOW_THREAD = "stream execution thread"
+"""By default only the events of a streaming query's run count (see :class:`Recording`)."""
+
 GENERATED = re.compile(r"GeneratedClass|SpecificUnsafeProjection|SpecificSafeProjection|"
                        r"SpecificPredicate|SpecificOrdering|GeneratedIterator")
 
@@ -68,6 +72,30 @@ def jfr_events(path: Path, events: str, jfr: str, stack_depth: int = 5) -> list[
                           "--events", events, str(path)],
                          check=True, capture_output=True, text=True).stdout
     return [e for e in json.loads(out)["recording"]["events"]]
+
+
+class Recording:
+    """A recording's events, those of the window only: the span of the threads whose name
+    starts with ``window_thread`` (a streaming query's ``stream execution thread``: the query's
+    run, without the JVM's start and what follows the query), or all with an empty pattern."""
+
+    def __init__(self, path: Path, jfr: str, window_thread: str = "") -> None:
+        self.path, self.jfr = path, jfr
+        self.window: tuple[float, float] | None = None
+        if window_thread:
+            times = [instant(e["values"]["startTime"]) for e in
+                     jfr_events(path, "jdk.ThreadCPULoad,jdk.ExecutionSample", jfr, 1)
+                     if thread_name(e["values"].get("eventThread")
+                                    or e["values"].get("sampledThread")).startswith(window_thread)]
+            if times:
+                self.window = (min(times), max(times))
+
+    def events(self, names: str, depth: int = 5) -> list[dict[str, Any]]:
+        out = jfr_events(self.path, names, self.jfr, depth)
+        if self.window is None:
+            return out
+        lo, hi = self.window
+        return [e for e in out if lo <= instant(e["values"]["startTime"]) <= hi]
 
 
 def seconds(value: Any) -> float:
@@ -120,8 +148,8 @@ def top(counter: Counter[str] | dict[str, float], n: int, scale: float = 1.0) ->
     return {k: round(v * scale, 2) for k, v in items}
 
 
-def cpu_count(path: Path, jfr: str) -> int:
-    info = jfr_events(path, "jdk.CPUInformation", jfr)
+def cpu_count(rec: Recording) -> int:
+    info = rec.events("jdk.CPUInformation")
     if info:
         return int(info[0]["values"].get("hwThreads") or os.cpu_count() or 1)
     return os.cpu_count() or 1
@@ -157,8 +185,8 @@ def load_integral(events: list[dict[str, Any]], ncpu: int, key: Any,
     return out
 
 
-def samples_breakdown(path: Path, jfr: str, n: int, depth: int) -> dict[str, Any]:
-    events = jfr_events(path, "jdk.ExecutionSample", jfr, depth)
+def samples_breakdown(rec: Recording, n: int, depth: int) -> dict[str, Any]:
+    events = rec.events("jdk.ExecutionSample", depth)
     by_group: Counter[str] = Counter()
     by_pattern: Counter[str] = Counter()
     top_methods: Counter[str] = Counter()
@@ -199,18 +227,18 @@ def samples_breakdown(path: Path, jfr: str, n: int, depth: int) -> dict[str, Any
     }
 
 
-def thread_cpu(path: Path, jfr: str, ncpu: int, n: int) -> dict[str, Any]:
+def thread_cpu(rec: Recording, ncpu: int, n: int) -> dict[str, Any]:
     """CPU seconds per thread group from ``jdk.ThreadCPULoad`` (threads that ended included, up
     to their last reading: the CPU of a thread's last period before it ends is not in it), and
     how many threads of each group were seen and ended."""
-    loads = jfr_events(path, "jdk.ThreadCPULoad", jfr)
+    loads = rec.events("jdk.ThreadCPULoad")
     starts = {(e["values"].get("thread") or {}).get("javaThreadId"): instant(e["values"]["startTime"])
-              for e in jfr_events(path, "jdk.ThreadStart", jfr)}
+              for e in rec.events("jdk.ThreadStart")}
     per = load_integral(loads, ncpu, lambda v: v["eventThread"].get("javaThreadId"), starts)
     names = {v["eventThread"].get("javaThreadId"): thread_name(v["eventThread"])
              for v in (e["values"] for e in loads)}
     ended = {(e["values"].get("thread") or {}).get("javaThreadId")
-             for e in jfr_events(path, "jdk.ThreadEnd", jfr)}
+             for e in rec.events("jdk.ThreadEnd")}
     by_group: dict[str, float] = defaultdict(float)
     ended_group: dict[str, float] = defaultdict(float)
     by_pattern: dict[str, float] = defaultdict(float)
@@ -233,15 +261,15 @@ def thread_cpu(path: Path, jfr: str, ncpu: int, n: int) -> dict[str, Any]:
     }
 
 
-def jvm_cpu(path: Path, jfr: str, ncpu: int) -> dict[str, float]:
+def jvm_cpu(rec: Recording, ncpu: int) -> dict[str, float]:
     """The whole JVM's CPU seconds over the recording (``jdk.CPULoad``, once a second)."""
-    loads = jfr_events(path, "jdk.CPULoad", jfr)
+    loads = rec.events("jdk.CPULoad")
     total = load_integral(loads, ncpu, lambda v: "jvm")
     return {"jvm_cpu_s": round(total.get("jvm", 0.0), 2), "readings": len(loads)}
 
 
-def jit_breakdown(path: Path, jfr: str, n: int) -> dict[str, Any]:
-    events = jfr_events(path, "jdk.Compilation", jfr)
+def jit_breakdown(rec: Recording, n: int) -> dict[str, Any]:
+    events = rec.events("jdk.Compilation")
     by_compiler: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     by_pkg: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     by_family: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -263,36 +291,39 @@ def jit_breakdown(path: Path, jfr: str, n: int) -> dict[str, Any]:
         items = sorted(d.items(), key=lambda kv: -kv[1]["s"])[:k]
         return {name: {f: round(x, 3) for f, x in vals.items()} for name, vals in items}
 
-    stats = jfr_events(path, "jdk.CompilerStatistics", jfr)
+    stats = rec.events("jdk.CompilerStatistics")
     last = stats[-1]["values"] if stats else {}
     return {
         "compilations": len(events),
         "by_compiler": rows(by_compiler, 10),
-        "by_family": rows(by_family, n),
-        "by_package": rows(by_pkg, n),
+        "by_family": rows(by_family, len(by_family)),
+        "by_package": rows(by_pkg, len(by_pkg)),
         "top_methods_s": top(by_method, n),
         "compiler_statistics": {k: (seconds(x) if k.endswith("Spent") or k.endswith("Time")
                                     else x) for k, x in last.items() if k != "startTime"},
     }
 
 
-def gc_breakdown(path: Path, jfr: str) -> dict[str, float]:
-    events = jfr_events(path, "jdk.GarbageCollection", jfr)
+def gc_breakdown(rec: Recording) -> dict[str, float]:
+    events = rec.events("jdk.GarbageCollection")
     return {"collections": len(events),
             "pause_s": round(sum(seconds(e["values"].get("sumOfPauses")) for e in events), 3),
             "duration_s": round(sum(seconds(e["values"].get("duration")) for e in events), 3)}
 
 
-def breakdown(path: Path, jfr: str, n: int = 25, depth: int = 64) -> dict[str, Any]:
-    ncpu = cpu_count(path, jfr)
+def breakdown(path: Path, jfr: str, n: int = 25, depth: int = 64,
+              window_thread: str = WINDOW_THREAD) -> dict[str, Any]:
+    rec = Recording(path, jfr, window_thread)
+    ncpu = cpu_count(Recording(path, jfr))
     return {
         "file": str(path),
+        "window_s": round(rec.window[1] - rec.window[0], 2) if rec.window else None,
         "cpus": ncpu,
-        "jvm": jvm_cpu(path, jfr, ncpu),
-        "thread_cpu": thread_cpu(path, jfr, ncpu, n),
-        "samples": samples_breakdown(path, jfr, n, depth),
-        "jit": jit_breakdown(path, jfr, n),
-        "gc": gc_breakdown(path, jfr),
+        "jvm": jvm_cpu(rec, ncpu),
+        "thread_cpu": thread_cpu(rec, ncpu, n),
+        "samples": samples_breakdown(rec, n, depth),
+        "jit": jit_breakdown(rec, n),
+        "gc": gc_breakdown(rec),
     }
 
 
@@ -307,7 +338,7 @@ def find_jfr() -> str:
 
 def summary(r: dict[str, Any], n: int) -> str:
     s, t, j = r["samples"], r["thread_cpu"], r["jit"]
-    lines = [f"{r['file']}: JVM CPU {r['jvm']['jvm_cpu_s']} s on {r['cpus']} CPUs; "
+    lines = [f"{r['file']} (window {r['window_s']} s): JVM CPU {r['jvm']['jvm_cpu_s']} s on {r['cpus']} CPUs; "
              f"thread CPU {t['total_s']} s ({t['threads_ended']} threads ended); "
              f"{s['count']} execution samples; {j['compilations']} compilations; "
              f"GC pauses {r['gc']['pause_s']} s"]
@@ -334,8 +365,10 @@ def main() -> int:
     ap.add_argument("--output")
     ap.add_argument("--stack-depth", type=int, default=64)
     ap.add_argument("--jfr", default=find_jfr(), help="the JDK's jfr tool")
+    ap.add_argument("--window-thread", default=WINDOW_THREAD,
+                    help="count only the span of the threads named so ('' = whole recording)")
     args = ap.parse_args()
-    r = breakdown(args.file, args.jfr, args.top, args.stack_depth)
+    r = breakdown(args.file, args.jfr, args.top, args.stack_depth, args.window_thread)
     print(summary(r, args.top))
     if args.output:
         Path(args.output).write_text(json.dumps(r, indent=1) + "\n")
