@@ -74,25 +74,34 @@ def jfr_events(path: Path, events: str, jfr: str, stack_depth: int = 5) -> list[
     return [e for e in json.loads(out)["recording"]["events"]]
 
 
+EVENTS = ("jdk.ExecutionSample,jdk.ThreadCPULoad,jdk.ThreadStart,jdk.ThreadEnd,jdk.CPULoad,"
+          "jdk.Compilation,jdk.CompilerStatistics,jdk.GarbageCollection,jdk.CPUInformation")
+"""The events the breakdown reads, printed in one pass of ``jfr print``."""
+
+
 class Recording:
     """A recording's events, those of the window only: the span of the threads whose name
     starts with ``window_thread`` (a streaming query's ``stream execution thread``: the query's
     run, without the JVM's start and what follows the query), or all with an empty pattern."""
 
-    def __init__(self, path: Path, jfr: str, window_thread: str = "") -> None:
-        self.path, self.jfr = path, jfr
+    def __init__(self, path: Path, jfr: str, window_thread: str = "", depth: int = 64) -> None:
+        self.path = path
+        self.by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for e in jfr_events(path, EVENTS, jfr, depth):
+            self.by_type[e["type"]].append(e)
         self.window: tuple[float, float] | None = None
         if window_thread:
-            times = [instant(e["values"]["startTime"]) for e in
-                     jfr_events(path, "jdk.ThreadCPULoad,jdk.ExecutionSample", jfr, 1)
+            times = [instant(e["values"]["startTime"])
+                     for name in ("jdk.ThreadCPULoad", "jdk.ExecutionSample")
+                     for e in self.by_type[name]
                      if thread_name(e["values"].get("eventThread")
                                     or e["values"].get("sampledThread")).startswith(window_thread)]
             if times:
                 self.window = (min(times), max(times))
 
-    def events(self, names: str, depth: int = 5) -> list[dict[str, Any]]:
-        out = jfr_events(self.path, names, self.jfr, depth)
-        if self.window is None:
+    def events(self, name: str, windowed: bool = True) -> list[dict[str, Any]]:
+        out = self.by_type.get(name, [])
+        if self.window is None or not windowed:
             return out
         lo, hi = self.window
         return [e for e in out if lo <= instant(e["values"]["startTime"]) <= hi]
@@ -149,7 +158,7 @@ def top(counter: Counter[str] | dict[str, float], n: int, scale: float = 1.0) ->
 
 
 def cpu_count(rec: Recording) -> int:
-    info = rec.events("jdk.CPUInformation")
+    info = rec.events("jdk.CPUInformation", windowed=False)
     if info:
         return int(info[0]["values"].get("hwThreads") or os.cpu_count() or 1)
     return os.cpu_count() or 1
@@ -158,35 +167,37 @@ def cpu_count(rec: Recording) -> int:
 def load_integral(events: list[dict[str, Any]], ncpu: int, key: Any,
                   started: dict[Any, float] | None = None) -> dict[Any, float]:
     """CPU seconds from periodic load events (fractions of the whole machine over the time
-    since the previous reading). The JVM reads every thread once a period but writes an event
-    only for a thread that used 1 ms or more since its last event, so each event weighs one
-    period (the median gap between a key's events), the first one of a thread the time since
-    it started (``started``, when known) if that is shorter."""
-    last: dict[Any, float] = {}
-    gaps: list[float] = []
-    rows: list[tuple[Any, float, float, bool]] = []
-    for e in sorted(events, key=lambda e: e["values"]["startTime"]):
-        v = e["values"]
-        k = key(v)
-        t = instant(v["startTime"])
-        load = float(v.get("user", v.get("jvmUser", 0.0))) + \
-            float(v.get("system", v.get("jvmSystem", 0.0)))
-        if k in last:
-            gaps.append(t - last[k])
-        rows.append((k, t, load, k not in last))
-        last[k] = t
+    since the previous reading). The JVM reads all threads together once a period but writes
+    an event only for a thread that used 1 ms or more, so each event weighs the time since the
+    previous reading of any thread (events within 50 ms are one reading), the first one of a
+    thread at most the time since it started (``started``, when known)."""
+    rows = sorted(((instant(e["values"]["startTime"]), e["values"]) for e in events),
+                  key=lambda r: r[0])
+    readings: list[float] = []
+    for t, _ in rows:
+        if not readings or t - readings[-1] > 0.05:
+            readings.append(t)
+    gaps = [b - a for a, b in zip(readings, readings[1:], strict=False)]
     period = sorted(gaps)[len(gaps) // 2] if gaps else 1.0
     out: dict[Any, float] = defaultdict(float)
-    for k, t, load, first in rows:
-        weight = period
-        if first and started is not None and k in started:
-            weight = max(0.0, min(period, t - started[k]))
+    seen: set[Any] = set()
+    i = 0
+    for t, v in rows:
+        while i + 1 < len(readings) and readings[i + 1] <= t:
+            i += 1
+        weight = readings[i] - readings[i - 1] if i > 0 else period
+        k = key(v)
+        if k not in seen and started is not None and k in started:
+            weight = max(0.0, min(weight, t - started[k]))
+        seen.add(k)
+        load = float(v.get("user", v.get("jvmUser", 0.0))) + \
+            float(v.get("system", v.get("jvmSystem", 0.0)))
         out[k] += load * weight * ncpu
     return out
 
 
-def samples_breakdown(rec: Recording, n: int, depth: int) -> dict[str, Any]:
-    events = rec.events("jdk.ExecutionSample", depth)
+def samples_breakdown(rec: Recording, n: int) -> dict[str, Any]:
+    events = rec.events("jdk.ExecutionSample")
     by_group: Counter[str] = Counter()
     by_pattern: Counter[str] = Counter()
     top_methods: Counter[str] = Counter()
@@ -233,7 +244,7 @@ def thread_cpu(rec: Recording, ncpu: int, n: int) -> dict[str, Any]:
     how many threads of each group were seen and ended."""
     loads = rec.events("jdk.ThreadCPULoad")
     starts = {(e["values"].get("thread") or {}).get("javaThreadId"): instant(e["values"]["startTime"])
-              for e in rec.events("jdk.ThreadStart")}
+              for e in rec.events("jdk.ThreadStart", windowed=False)}
     per = load_integral(loads, ncpu, lambda v: v["eventThread"].get("javaThreadId"), starts)
     names = {v["eventThread"].get("javaThreadId"): thread_name(v["eventThread"])
              for v in (e["values"] for e in loads)}
@@ -313,15 +324,15 @@ def gc_breakdown(rec: Recording) -> dict[str, float]:
 
 def breakdown(path: Path, jfr: str, n: int = 25, depth: int = 64,
               window_thread: str = WINDOW_THREAD) -> dict[str, Any]:
-    rec = Recording(path, jfr, window_thread)
-    ncpu = cpu_count(Recording(path, jfr))
+    rec = Recording(path, jfr, window_thread, depth)
+    ncpu = cpu_count(rec)
     return {
         "file": str(path),
         "window_s": round(rec.window[1] - rec.window[0], 2) if rec.window else None,
         "cpus": ncpu,
         "jvm": jvm_cpu(rec, ncpu),
         "thread_cpu": thread_cpu(rec, ncpu, n),
-        "samples": samples_breakdown(rec, n, depth),
+        "samples": samples_breakdown(rec, n),
         "jit": jit_breakdown(rec, n),
         "gc": gc_breakdown(rec),
     }
