@@ -83,9 +83,11 @@ class EngineProcessor(StatefulProcessor):
         half-updated engine behind for the next one."""
         cached = take_cached(cache_key(self.cfg.checkpoint, key))
         with phase(self.prof, "state_get"):
-            if not self.state.exists():
+            # one call to the state server: ``get`` is None for a bucket without state
+            value = self.state.get()
+            if value is None:
                 return make_engine(self.cfg.defn, None, self.mode)
-            blob = self.state.get()[0]
+            blob = value[0]
         if cached is not None and cached[0] == blob_token(blob):
             return cached[1]
         with phase(self.prof, "state_restore"):
