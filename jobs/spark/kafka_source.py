@@ -87,9 +87,12 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
     # the parsed struct comes out of a one-row generator: a filter over a plain projection
     # would be pushed below it with ``from_json`` inlined into its condition (the gate's
     # condition names the parsed fields up to 31 times: the value parsed several times per
-    # record), whereas a filter over a generator's output stays above it (parsed once)
-    staged = raw.select(
-        F.inline(F.array(F.struct(parsed.alias("__v")))),
+    # record), whereas a filter over a generator's output stays above it (parsed once). The
+    # parse itself sits in the projection below the generator: ``from_json`` has no generated
+    # code, and inside the generator it kept the whole generator out of code generation
+    # (``Inline.eval`` and a row copy per record)
+    parsed_rows = raw.select(
+        parsed.alias("__p"),
         text.alias("__text"),
         F.col("key").cast("string").alias("kafka_key"),
         F.col("topic").alias("kafka_topic"),
@@ -97,6 +100,10 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
         F.col("offset").cast("bigint").alias("kafka_offset"),
         F.col("timestamp").alias("kafka_timestamp"),
         *([headers_column(F.col("headers")).alias(HEADERS)] if headers else []),
+    )
+    staged = parsed_rows.select(
+        F.inline(F.array(F.struct(F.col("__p").alias("__v")))),
+        *[c for c in parsed_rows.columns if c != "__p"],
     )
     value_cols = [F.col(f"__v.`{f.name}`").alias(f.name) for f in schema.fields]
     # built inside the branch: only malformed values pay for serialising the dead letter

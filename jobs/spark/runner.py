@@ -390,13 +390,17 @@ class JobRunner:
         """Report every committed batch not reported yet (oldest first).
 
         Called twice a second for as long as the job runs, so it first looks at the newest
-        progress event only: when that is the one it saw last time (and nothing was left
-        waiting for its commit), there is nothing to report; when it is the batch after that
+        progress event's batch id and timestamp only (two fields read from the JVM's object):
+        when that is the event it saw last time (and nothing was left waiting for its commit),
+        there is nothing to report. Else it decodes that event; when it is the batch after that
         one, it is the only one to report. Only otherwise is the whole ``recentProgress``
         list (up to 100 events, JSON-decoded) fetched."""
         q = self.query
         if q is None:
             return
+        peek = _newest_progress_id(q)
+        if peek is not None and peek == self._last_seen:
+            return  # nothing new: no progress event rendered to JSON, none decoded
         last = q.lastProgress
         if last is None:
             return
@@ -440,6 +444,19 @@ def _progress_dict(progress: Any) -> dict[str, Any]:
     if hasattr(progress, "json"):
         return dict(json.loads(progress.json))
     return dict(progress)
+
+
+def _newest_progress_id(q: StreamingQuery) -> tuple[Any, Any] | None:
+    """(batch id, timestamp) of the newest progress event, read field by field from the JVM's
+    object (pyspark's ``lastProgress`` renders the whole event to JSON and decodes it); None
+    when there is none yet or the query has no JVM handle (then the caller reads the event)."""
+    jsq = getattr(q, "_jsq", None)
+    if jsq is None:
+        return None
+    jprogress = jsq.lastProgress()
+    if jprogress is None:
+        return None
+    return jprogress.batchId(), jprogress.timestamp()
 
 
 def _last_batch_id(q: StreamingQuery) -> Any:

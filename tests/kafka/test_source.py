@@ -114,6 +114,10 @@ def test_the_native_query_parses_each_value_once(
     df = writer._df
     plan = spark._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
     assert plan.count("from_json(") == 1, plan
+    # the generator that stages the parsed value runs in generated code (``*(n) Generate``):
+    # with ``from_json`` inside it, it ran interpreted
+    generate = [line for line in plan.splitlines() if "Generate inline(" in line]
+    assert len(generate) == 1 and "*(" in generate[0], plan
 
 
 @pytest.mark.heavy
