@@ -24,6 +24,7 @@ from jobs.engine.kernels._sliding_trigger_kernels import (
     _grow,
     _tag_rows,
     _tag_values,
+    _unit_tables,
     ingest_key,
 )
 
@@ -125,18 +126,8 @@ def ingest_keys_scoped(
     watermark each pane shows) and ``GONE`` (start, key) of the windows that went without a
     pane."""
     nk = len(goff) - 1
-    RT = np.zeros((hoff[nk] + goff[nk], RT_in.shape[1]), dtype=np.int64)
-    RF = np.zeros((hoff[nk] + goff[nk], RF_in.shape[1]), dtype=np.float64)
-    W = np.zeros((woff[nk] + 2 * goff[nk] + 4, W_in.shape[1]), dtype=np.int64)
-    WF = np.zeros((W.shape[0], WF_in.shape[1]), dtype=np.float64)
-    ho = np.zeros(nk + 1, dtype=np.int64)
-    wo = np.zeros(nk + 1, dtype=np.int64)
-    LR = np.zeros((8, 4), dtype=np.int64)
-    AR = np.zeros((8, 3), dtype=np.int64)
-    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
-    PW = np.zeros((8, W_in.shape[1]), dtype=np.int64)
-    PF = np.zeros((8, WF_in.shape[1]), dtype=np.float64)
-    PK = np.zeros(8, dtype=np.int64)
+    RT, RF, W, WF, ho, wo, LR, AR, PR, PW, PF, PK = _unit_tables(
+        goff, hoff, woff, RT_in, RF_in, W_in, WF_in)
     PM = np.zeros(8, dtype=np.int64)
     GONE = np.zeros((8, 2), dtype=np.int64)
     n_l = n_a = n_p = n_g = 0

@@ -19,9 +19,8 @@ from jobs.engine.kernels._sliding_trigger_kernels import (
     W_PEND,
     W_START,
     W_TIMER,
-    _append,
+    _add_panes,
     _emit,
-    _key_codes,
     _run_window,
     _tag_values,
 )
@@ -179,10 +178,7 @@ def fire_keys(wk, w0, ended, size, al, early_n, late_n, at_end, at_expiry, disca
         dl[k] = next_deadline(kW, n_w, size, al, far)
         tm[k] = next_timer(kW, n_w)
         if kn_p:
-            PR = _append(PR, n_p, kPR[:kn_p])
-            PW = _append(PW, n_p, kPW[:kn_p])
-            PF = _append(PF, n_p, kPF[:kn_p])
-            PK = _key_codes(PK, n_p, kn_p, k)
+            PR, PW, PF, PK = _add_panes(PR, PW, PF, PK, n_p, kPR, kPW, kPF, kn_p, k)
             n_p += kn_p
         GONE = _tag_values(GONE, n_g, kG, kn_g, k)
         n_g += kn_g

@@ -482,6 +482,37 @@ def _append(out, n, rows):
 
 
 @njit(cache=True)
+def _unit_tables(goff, hoff, woff, RT_in, RF_in, W_in, WF_in):
+    """The empty all-keys tables of a one-pass unit, sized for its keys' held records,
+    windows and new records: ``(RT, RF, W, WF, ho, wo, LR, AR, PR, PW, PF, PK)``."""
+    nk = len(goff) - 1
+    RT = np.zeros((hoff[nk] + goff[nk], RT_in.shape[1]), dtype=np.int64)
+    RF = np.zeros((hoff[nk] + goff[nk], RF_in.shape[1]), dtype=np.float64)
+    W = np.zeros((woff[nk] + 2 * goff[nk] + 4, W_in.shape[1]), dtype=np.int64)
+    WF = np.zeros((W.shape[0], WF_in.shape[1]), dtype=np.float64)
+    ho = np.zeros(nk + 1, dtype=np.int64)
+    wo = np.zeros(nk + 1, dtype=np.int64)
+    LR = np.zeros((8, 4), dtype=np.int64)
+    AR = np.zeros((8, 3), dtype=np.int64)
+    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
+    PW = np.zeros((8, W_in.shape[1]), dtype=np.int64)
+    PF = np.zeros((8, WF_in.shape[1]), dtype=np.float64)
+    PK = np.zeros(8, dtype=np.int64)
+    return RT, RF, W, WF, ho, wo, LR, AR, PR, PW, PF, PK
+
+
+@njit(cache=True)
+def _add_panes(PR, PW, PF, PK, n_p, kPR, kPW, kPF, kn_p, k):
+    """Key ``k``'s first ``kn_p`` pane rows appended at row ``n_p`` of the all-keys pane
+    tables, with their key code."""
+    PR = _append(PR, n_p, kPR[:kn_p])
+    PW = _append(PW, n_p, kPW[:kn_p])
+    PF = _append(PF, n_p, kPF[:kn_p])
+    PK = _key_codes(PK, n_p, kn_p, k)
+    return PR, PW, PF, PK
+
+
+@njit(cache=True)
 def ingest_keys(
     goff, times, seqs, recs, URT, URF, kinds, wm_known, wm0, event_basis, size, al, step,
     early_n, late_n, at_end, discarding, RT_in, RF_in, hoff, W_in, WF_in, woff, born,
@@ -496,18 +527,8 @@ def ingest_keys(
     reason, key), the accepted-late rows (record, start, key) and the panes (``PK``: the key
     of each): ``(LR, n_l, AR, n_a, PR, PW, PF, PK, n_p)``."""
     nk = len(goff) - 1
-    RT = np.zeros((hoff[nk] + goff[nk], RT_in.shape[1]), dtype=np.int64)
-    RF = np.zeros((hoff[nk] + goff[nk], RF_in.shape[1]), dtype=np.float64)
-    W = np.zeros((woff[nk] + 2 * goff[nk] + 4, W_in.shape[1]), dtype=np.int64)
-    WF = np.zeros((W.shape[0], WF_in.shape[1]), dtype=np.float64)
-    ho = np.zeros(nk + 1, dtype=np.int64)
-    wo = np.zeros(nk + 1, dtype=np.int64)
-    LR = np.zeros((8, 4), dtype=np.int64)
-    AR = np.zeros((8, 3), dtype=np.int64)
-    PR = np.zeros((8, P_WIDTH), dtype=np.int64)
-    PW = np.zeros((8, W_in.shape[1]), dtype=np.int64)
-    PF = np.zeros((8, WF_in.shape[1]), dtype=np.float64)
-    PK = np.zeros(8, dtype=np.int64)
+    RT, RF, W, WF, ho, wo, LR, AR, PR, PW, PF, PK = _unit_tables(
+        goff, hoff, woff, RT_in, RF_in, W_in, WF_in)
     n_l = n_a = n_p = 0
     for k in range(nk):
         a, b = goff[k], goff[k + 1]
@@ -531,10 +552,7 @@ def ingest_keys(
         AR = _tag_rows(AR, n_a, kAR, kn_a, k)
         n_a += kn_a
         if kn_p:
-            PR = _append(PR, n_p, kPR[:kn_p])
-            PW = _append(PW, n_p, kPW[:kn_p])
-            PF = _append(PF, n_p, kPF[:kn_p])
-            PK = _key_codes(PK, n_p, kn_p, k)
+            PR, PW, PF, PK = _add_panes(PR, PW, PF, PK, n_p, kPR, kPW, kPF, kn_p, k)
             n_p += kn_p
     return (RT, RF, ho, W, WF, wo, LR[:n_l], n_l, AR[:n_a], n_a, PR[:n_p], PW[:n_p],
             PF[:n_p], PK[:n_p], n_p)
