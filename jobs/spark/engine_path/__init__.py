@@ -16,6 +16,7 @@ One module per concern:
 | ``buckets`` | the bucket layout of a checkpoint and the grouping values that spread buckets over partitions |
 | ``time_mode`` | the operator's time mode (``EventTime`` / ``ProcessingTime``), fixed per checkpoint |
 | ``processor`` | :class:`EngineProcessor`, Spark's ``StatefulProcessor``: catch-up, ingest, timers, side files |
+| ``processor_shell`` | :class:`ProcessorShell`, the processor Spark pickles: light to import on the driver, builds the ``EngineProcessor`` on a task's first call |
 | ``batch_input`` | a pandas frame of one bucket's records as the engine's ``RecordBatch`` |
 | ``engine_calls`` | the engine calls of one processor call, columnar where the engine has it, and their output split into panes and side emissions |
 | ``output`` | the operator's output rows (panes) as a pandas frame, from ``Pane`` objects or pane columns |

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from jobs.definition.model import Definition
 from jobs.storage.manifest import TimeMode
+
+if TYPE_CHECKING:  # not at run time: ``processor_shell`` imports this module on the driver
+    from jobs.definition.model import Definition
 
 __all__ = ["ARRIVAL", "BUCKET", "DEAD", "STATE_NAME", "HostConfig", "TimeMode", "engine_mode"]
 

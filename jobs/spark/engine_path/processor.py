@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
-from pyspark.sql.types import BinaryType, StructField, StructType
 
 from jobs.engine import make_engine
 from jobs.engine.protocol import WindowingEngine
@@ -46,6 +45,7 @@ from jobs.spark.engine_path.engine_calls import (
 )
 from jobs.spark.engine_path.input_table import FrameOnce, arrival_order, engine_frame
 from jobs.spark.engine_path.packing import unpack_table
+from jobs.spark.engine_path.processor_shell import STATE_SCHEMA
 from jobs.spark.engine_path.profiling import phase, task_profile
 from jobs.spark.engine_path.state_blob import blob_token, encode_engine, restore_engine
 
@@ -64,13 +64,17 @@ class EngineProcessor(StatefulProcessor):
         self.cfg = cfg
 
     def init(self, handle: Any) -> None:
+        self.attach(handle, handle.getValueState(STATE_NAME, STATE_SCHEMA))
+
+    def attach(self, handle: Any, state: Any) -> None:
+        """Start a task with Spark's processor handle and the bucket's value state (``init``
+        registers it; :class:`~jobs.spark.engine_path.processor_shell.ProcessorShell` does it
+        for the processor it loads on a task's first call)."""
         self.side: dict[str, list[str]] = {}
         """Side lines of this task (one partition of one micro-batch), written by close()."""
         self.arrival: int | None = None
         self.handle = handle
-        self.state = handle.getValueState(
-            STATE_NAME, StructType([StructField("blob", BinaryType(), True)])
-        )
+        self.state = state
         self.mode = engine_mode(self.cfg.defn)
         self.prof = task_profile()
 

@@ -53,7 +53,7 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
     from pyspark.sql import functions as F
     from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
 
-    from jobs.spark.engine_path.processor import EngineProcessor
+    from jobs.spark.engine_path.processor_shell import ProcessorShell
     from jobs.spark.worker_daemon import engine_preload
 
     defn = spec.defn
@@ -114,7 +114,7 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
                                        f"{BUCKET} {bucket_type}, {PACKED} binary")
     with engine_preload(sc):
         return packed.groupBy(BUCKET).transformWithStateInPandas(
-            statefulProcessor=EngineProcessor(cfg),
+            statefulProcessor=ProcessorShell(cfg),
             outputStructType=OUTPUT_DDL,
             outputMode="Append",
             timeMode=spec.time_mode,
