@@ -253,9 +253,11 @@ class SlidingState(SlidingArrays):
 
     def _cannot_hold(self, st: EngineState) -> str | None:
         """Why the arrays cannot hold ``st`` exactly (None when they can)."""
-        if not all(v is None or type(v) is int and abs(v) <= 2**62
+        # a base is an event time (|t| <= 2**60) minus a delay (<= 2**62): the bound holds
+        # every base this engine sets itself
+        if not all(v is None or type(v) is int and abs(v) <= 2**62 + 2**61
                    for v in (st.idle_base, st.idle_base_pt)):
-            return "state: an idle-advance base beyond 2**62"
+            return "state: an idle-advance base beyond 2**62 + 2**61"
         size = self._size
         for kj, ks in st.keys.items():
             marks = (ks.watermark, ks.idle_base, ks.idle_base_pt)

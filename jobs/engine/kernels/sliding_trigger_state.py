@@ -102,9 +102,11 @@ def load_state(eng: SlidingTriggerEngine, st: EngineState) -> str | None:
     but for partial keys, and hands over), or None."""
     from jobs.engine.kernels.sliding_triggers import FAR, TIME_LIMIT, KeyArrays
 
-    if not all(v is None or type(v) is int and abs(v) <= FAR
+    # a base is an event time (|t| <= 2**60) minus a delay (<= 2**62): the bound holds
+    # every base this engine sets itself
+    if not all(v is None or type(v) is int and abs(v) <= FAR + FAR // 2
                for v in (st.idle_base, st.idle_base_pt)):
-        return "state: an idle-advance base beyond 2**62"
+        return "state: an idle-advance base beyond 2**62 + 2**61"
     m = len(eng._names)
     objs = eng.objs = []
     keys: dict[str, KeyArrays] = {}
