@@ -76,7 +76,11 @@ def stage_totals(spark: Any) -> dict[str, Any]:
     """What the run's tasks did, summed over every completed stage of the session (Spark's
     status store, kept with the UI off too): executor CPU and run time, task counts, shuffle
     bytes and records. The process tree's CPU minus the tasks' CPU is what the driver and the
-    scheduler spent outside tasks."""
+    scheduler spent outside tasks. ``by_kind`` splits the executor CPU between the stages that
+    write a shuffle (``map``: the source read, the gate, the partial aggregation) and the
+    others (``result``: the aggregation after the shuffle and the sink), with each stage's
+    CPU in milliseconds in stage order, to see which stage a costlier run spends more in and
+    from which batch on."""
     jvm = spark.sparkContext._jvm
     store = spark._jsc.sc().statusStore()
     try:
@@ -85,12 +89,21 @@ def stage_totals(spark: Any) -> dict[str, Any]:
             getattr(store, "stageList$default$5")()))
     except Exception as exc:  # noqa: BLE001 - a diagnostic must never lose the run
         return {"error": str(exc).splitlines()[0]}
-    out = {"stages": 0, "tasks": 0, "executor_cpu_s": 0.0, "executor_run_s": 0.0,
-           "deserialize_cpu_s": 0.0, "gc_s": 0.0, "shuffle_write_bytes": 0,
-           "shuffle_write_records": 0, "shuffle_write_s": 0.0}
-    for st in stages:
+    out: dict[str, Any] = {"stages": 0, "tasks": 0, "executor_cpu_s": 0.0,
+                           "executor_run_s": 0.0, "deserialize_cpu_s": 0.0, "gc_s": 0.0,
+                           "shuffle_write_bytes": 0, "shuffle_write_records": 0,
+                           "shuffle_write_s": 0.0}
+    by_kind: dict[str, dict[str, Any]] = {}
+    for st in sorted(stages, key=lambda s: int(s.stageId())):
         if str(st.status()) != "COMPLETE":
             continue
+        kind = "map" if int(st.shuffleWriteRecords()) > 0 else "result"
+        k = by_kind.setdefault(kind, {"stages": 0, "executor_cpu_s": 0.0, "gc_s": 0.0,
+                                      "cpu_ms_by_stage": []})
+        k["stages"] += 1
+        k["executor_cpu_s"] += int(st.executorCpuTime()) / 1e9
+        k["gc_s"] += int(st.jvmGcTime()) / 1e3
+        k["cpu_ms_by_stage"].append(int(st.executorCpuTime()) // 1_000_000)
         out["stages"] += 1
         out["tasks"] += int(st.numCompleteTasks())
         out["executor_cpu_s"] += int(st.executorCpuTime()) / 1e9
@@ -100,7 +113,10 @@ def stage_totals(spark: Any) -> dict[str, Any]:
         out["shuffle_write_bytes"] += int(st.shuffleWriteBytes())
         out["shuffle_write_records"] += int(st.shuffleWriteRecords())
         out["shuffle_write_s"] += int(st.shuffleWriteTime()) / 1e9
-    return {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
+    out = {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
+    out["by_kind"] = {kind: {k: round(v, 2) if isinstance(v, float) else v for k, v in d.items()}
+                      for kind, d in by_kind.items()}
+    return out
 
 
 

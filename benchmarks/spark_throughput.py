@@ -36,7 +36,9 @@ Ratios are reported against both baselines (``ratio_vs_spark_native`` and
 - phases_ms = each phase of Spark's query progress (``durationMs``: addBatch, queryPlanning,
   walCommit, ...) summed over the data batches, to compare the driver's per-batch work phase by
   phase; tasks = the tasks' executor CPU and run time, task and stage counts, shuffle bytes and
-  records from Spark's status store (cpu_s minus the tasks' CPU is the work outside tasks);
+  records from Spark's status store (cpu_s minus the tasks' CPU is the work outside tasks),
+  and ``by_kind``: the same executor CPU split between the stages that write a shuffle
+  (``map``) and the others (``result``), each stage's CPU listed in stage order;
 - python_cpu_by_role_s (engine variants) = CPU seconds of the JVM's Python processes by role,
   from /proc: the worker daemons, the ``mapInArrow`` packing workers (only without tidemark's jar), the operator's workers,
   workers already exited; operator_phases_cpu_s = the operator tasks' phase timers summed
