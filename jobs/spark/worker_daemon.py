@@ -6,7 +6,11 @@ worker process compiled pyspark from source again (about 2 s of CPU per worker, 
 docs/performance.md). The venv's pyspark is the same release, already byte-compiled by the
 install; this daemon takes the zip off the path when that installed copy exists and carries the
 same version, and keeps the zip otherwise (a cluster whose Python has no pyspark installed).
-The workers the daemon forks inherit its path.
+The workers the daemon forks inherit its path. The zip's importer, which Python cached while
+it looked for this module, is dropped as well (:func:`forget_importers`): pyspark's worker calls
+``importlib.invalidate_caches()`` at the start of every task, which makes every cached zip
+importer read its archive's directory again (~6 ms a task for ``pyspark.zip``, measured with
+py-spy in docs/performance.md).
 
 With ``TIDEMARK_WORKER_PRELOAD=engine`` in its environment (set by :func:`engine_preload` on
 the engine path's stateful operator only) the daemon also imports numba and loads every cached engine kernel
@@ -75,6 +79,15 @@ def installed_path(path: list[str]) -> list[str]:
     if _version_text(installed) != _version_text(Path(zips[0])) or _version_text(installed) is None:
         return path
     return rest
+
+
+def forget_importers(cache: dict[str, Any], removed: list[str]) -> None:
+    """Drop from ``cache`` (``sys.path_importer_cache``) the importers of the ``removed`` path
+    entries and of the directories inside them: nothing imports through them any more, and
+    each would re-read its zip's directory on every ``importlib.invalidate_caches()``."""
+    for entry in list(cache):
+        if any(entry == r or entry.startswith(r + os.sep) for r in removed):
+            del cache[entry]
 
 
 PRELOAD_ENV = "TIDEMARK_WORKER_PRELOAD"
@@ -154,7 +167,9 @@ def freeze_loaded() -> None:
 
 
 if __name__ == "__main__":
-    sys.path[:] = installed_path(sys.path)
+    kept = installed_path(sys.path)
+    forget_importers(sys.path_importer_cache, [p for p in sys.path if p not in kept])
+    sys.path[:] = kept
     engine = preload_windows(os.environ.get(PRELOAD_ENV))
     if engine is not False:
         from jobs.engine.allocator import tune_malloc

@@ -37,6 +37,20 @@ def test_a_zip_of_another_release_or_no_installed_pyspark_keeps_the_zip(tmp_path
     assert installed_path([INSTALLED]) == [INSTALLED]
 
 
+def test_the_importers_of_the_removed_zip_are_forgotten(tmp_path: Path) -> None:
+    import zipimport
+
+    from jobs.spark.worker_daemon import forget_importers
+
+    other = _zip(tmp_path, b"")
+    kept = object()
+    cache: dict[str, object] = {other: zipimport.zipimporter(other),
+                                other + "/pyspark": zipimport.zipimporter(other + "/pyspark"),
+                                INSTALLED: kept, other + "x": kept}
+    forget_importers(cache, [other])
+    assert cache == {INSTALLED: kept, other + "x": kept}
+
+
 _FORKED = """
 import os, sys
 from jobs.spark import worker_daemon
