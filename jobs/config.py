@@ -37,7 +37,7 @@ environment, ``TIDEMARK_DEMO_KAFKA`` by ``make demo`` (its broker's address),
 module), and ``TIDEMARK_ENGINE_PROFILE`` by the engine path's Python workers when the Spark
 benchmark profiles them (``jobs.spark.engine_path.profiling``), and
 ``TIDEMARK_WORKER_PRELOAD`` by Spark's Python worker daemon: the engine path's operator
-carries ``engine``, its packing stage ``arrow`` (``jobs.spark.worker_daemon``), and
+carries ``engine:<window type>``, its packing stage ``arrow`` (``jobs.spark.worker_daemon``), and
 ``TIDEMARK_MALLOC_TUNING`` by the processes that run the engines (``jobs.engine.allocator``).
 """
 
@@ -89,8 +89,9 @@ VARIABLES: dict[str, str] = {
     "TIDEMARK_ENGINE_PROFILE": "benchmark only: a directory where the engine path's workers "
                                "write per-task CPU profiles "
                                "(jobs/spark/engine_path/profiling.py)",
-    "TIDEMARK_WORKER_PRELOAD": "engine or arrow (set on the engine path's operator / packing stage): "
-                               "Spark's Python worker daemon loads the engine kernels (or only "
+    "TIDEMARK_WORKER_PRELOAD": "engine[:<window type>] or arrow (set on the engine path's "
+                               "operator / packing stage): Spark's Python worker daemon loads "
+                               "the engine kernels (all, or that window's; or only "
                                "pyarrow and pandas) once before it forks workers "
                                "(jobs/spark/worker_daemon.py)",
     "TIDEMARK_MALLOC_TUNING": "off: tidemark replay and the engine path's worker daemon keep "

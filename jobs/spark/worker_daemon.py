@@ -6,11 +6,17 @@ worker process compiled pyspark from source again (about 2 s of CPU per worker, 
 docs/performance.md). The venv's pyspark is the same release, already byte-compiled by the
 install; this daemon takes the zip off the path when that installed copy exists and carries the
 same version, and keeps the zip otherwise (a cluster whose Python has no pyspark installed).
-The workers the daemon forks inherit its path.
+The workers the daemon forks inherit its path. The zip's importer, which Python cached while
+it looked for this module, is dropped as well (:func:`forget_importers`): pyspark's worker calls
+``importlib.invalidate_caches()`` at the start of every task, which makes every cached zip
+importer read its archive's directory again (~6 ms a task for ``pyspark.zip``, measured with
+py-spy in docs/performance.md).
 
 With ``TIDEMARK_WORKER_PRELOAD=engine`` in its environment (set by :func:`engine_preload` on
 the engine path's stateful operator only) the daemon also imports numba and loads every cached engine kernel
-(``jobs.engine.kernels.__main__.warm``) once, before it forks: each worker's first engine task
+(``jobs.engine.kernels.__main__.warm``) once, before it forks; ``engine:<window type>`` (what
+the engine path sets: its definition's window) loads only the kernels of that window's engines
+(0.4 against 0.9-1.2 s of CPU for fixed windows): each worker's first engine task
 otherwise spent 3.6-3.9 s of CPU importing numba and loading the kernels from numba's cache
 (docs/performance.md). numba without ``parallel=True`` starts no thread, so the fork pyspark
 does after this is safe: after the pre-load the process runs one Python thread (checked by
@@ -75,6 +81,15 @@ def installed_path(path: list[str]) -> list[str]:
     return rest
 
 
+def forget_importers(cache: dict[str, Any], removed: list[str]) -> None:
+    """Drop from ``cache`` (``sys.path_importer_cache``) the importers of the ``removed`` path
+    entries and of the directories inside them: nothing imports through them any more, and
+    each would re-read its zip's directory on every ``importlib.invalidate_caches()``."""
+    for entry in list(cache):
+        if any(entry == r or entry.startswith(r + os.sep) for r in removed):
+            del cache[entry]
+
+
 PRELOAD_ENV = "TIDEMARK_WORKER_PRELOAD"
 """The environment variable naming what the daemon loads before it forks (``engine``)."""
 
@@ -95,16 +110,19 @@ def engine_preload(sc: Any, what: str = "engine") -> Iterator[None]:
             env.pop(PRELOAD_ENV, None)
 
 
-def preload() -> bool:
-    """Load numba and every engine kernel into this process (about 2 s of CPU from numba's
-    cache), and the modules an operator worker imports (the processor, pyspark's worker, pandas,
+def preload(windows: list[str] | None = None) -> bool:
+    """Load numba and the engine kernels (every one, or those of ``windows``' engines) into
+    this process (about 2 s of CPU from numba's cache), and the modules an operator worker imports (the processor, pyspark's worker, pandas,
     pyarrow); True when done and no Python thread other than the main one runs afterwards (so
     forking stays safe). Never raises: a failure is
     reported on stderr once and the workers load the kernels on first use."""
     try:
         from jobs.engine.kernels.__main__ import warm
 
-        warm()
+        if windows is None:
+            warm()
+        else:
+            warm(windows)
         preload_arrow()
         import jobs.spark.engine_path.processor  # noqa: F401
         import jobs.spark.sinks  # noqa: F401
@@ -129,6 +147,17 @@ def preload_arrow() -> None:
     import pyspark.worker  # noqa: F401
 
 
+def preload_windows(value: str | None) -> list[str] | bool:
+    """What a ``TIDEMARK_WORKER_PRELOAD`` value asks of the engine pre-load: ``True`` for
+    every kernel (``engine``), the window types of ``engine:<type>[,<type>...]``, ``False``
+    for no engine pre-load."""
+    if value == "engine":
+        return True
+    if value is not None and value.startswith("engine:"):
+        return [w for w in value[len("engine:"):].split(",") if w] or True
+    return False
+
+
 def freeze_loaded() -> None:
     """Collect the garbage the imports left, then move every object still tracked into the
     GC's permanent generation: the full collection a reused worker runs after each task then
@@ -138,12 +167,15 @@ def freeze_loaded() -> None:
 
 
 if __name__ == "__main__":
-    sys.path[:] = installed_path(sys.path)
-    if os.environ.get(PRELOAD_ENV) == "engine":
+    kept = installed_path(sys.path)
+    forget_importers(sys.path_importer_cache, [p for p in sys.path if p not in kept])
+    sys.path[:] = kept
+    engine = preload_windows(os.environ.get(PRELOAD_ENV))
+    if engine is not False:
         from jobs.engine.allocator import tune_malloc
 
         tune_malloc()  # before the fork: every worker inherits the settings
-        preload()
+        preload(None if engine is True else engine)
     elif os.environ.get(PRELOAD_ENV) == "arrow":
         preload_arrow()
     from pyspark import daemon

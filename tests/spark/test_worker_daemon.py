@@ -37,6 +37,20 @@ def test_a_zip_of_another_release_or_no_installed_pyspark_keeps_the_zip(tmp_path
     assert installed_path([INSTALLED]) == [INSTALLED]
 
 
+def test_the_importers_of_the_removed_zip_are_forgotten(tmp_path: Path) -> None:
+    import zipimport
+
+    from jobs.spark.worker_daemon import forget_importers
+
+    other = _zip(tmp_path, b"")
+    kept = object()
+    cache: dict[str, object] = {other: zipimport.zipimporter(other),
+                                other + "/pyspark": zipimport.zipimporter(other + "/pyspark"),
+                                INSTALLED: kept, other + "x": kept}
+    forget_importers(cache, [other])
+    assert cache == {INSTALLED: kept, other + "x": kept}
+
+
 _FORKED = """
 import os, sys
 from jobs.spark import worker_daemon
@@ -69,6 +83,43 @@ def test_a_worker_forked_after_the_preload_finds_numba_and_the_kernels_loaded() 
     numba_loaded, kernels = _forked_child("preload").split()
     assert numba_loaded == "True" and int(kernels) > 0
     assert _forked_child("none") == "False 0"
+
+
+_KERNEL_MODULES = """
+import sys
+from jobs.spark import worker_daemon
+assert worker_daemon.preload(sys.argv[1].split(",") if sys.argv[1] != "all" else None)
+from numba.core.registry import CPUDispatcher
+print(" ".join(sorted({name for name, mod in list(sys.modules.items())
+                       if name.startswith("jobs.engine") for obj in vars(mod).values()
+                       if isinstance(obj, CPUDispatcher) and obj.signatures})))
+"""
+
+
+def _kernel_modules(windows: str) -> set[str]:
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    return set(subprocess.run([sys.executable, "-c", _KERNEL_MODULES, windows], env=env,
+                              check=True, capture_output=True, text=True).stdout.split())
+
+
+def test_a_preload_for_fixed_windows_loads_their_kernels_and_not_the_session_ones() -> None:
+    fixed = _kernel_modules("tumbling")
+    assert fixed and not any(".session" in m for m in fixed)
+    assert any(".session" in m for m in _kernel_modules("all"))
+
+
+def test_the_preload_value_names_what_the_daemon_loads() -> None:
+    from jobs.spark.worker_daemon import preload_windows
+
+    assert preload_windows("engine") is True
+    assert preload_windows("engine:hopping") == ["hopping"]
+    assert preload_windows("engine:session,sliding") == ["session", "sliding"]
+    assert preload_windows("engine:") is True
+    assert preload_windows("arrow") is False
+    assert preload_windows(None) is False
 
 
 def test_a_failed_preload_is_reported_and_does_not_raise(

@@ -7,6 +7,7 @@ it once), so no test or job process pays the first compile (~15 s of CPU)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -28,9 +29,33 @@ from jobs.engine.kernels.sliding_triggers import SlidingTriggerEngine
 from jobs.engine.records import RecordBatch
 from jobs.engine.vectorized.triggered import TriggeredEngine
 
+WINDOW_FAMILIES: dict[str, str] = {
+    "session": "session", "sliding": "sliding", "tumbling": "fixed", "hopping": "fixed"}
+"""The kernel family each window type's engines run (``warm``'s sections)."""
 
-def warm() -> int:
-    """Run every kernel once with the argument types the engines pass; returns the panes."""
+
+def warm(windows: Collection[str] | None = None) -> int:
+    """Run every kernel once with the argument types the engines pass; returns the panes.
+
+    ``windows`` (window types) limits the run to the kernels those windows' engines use (a
+    worker daemon hosting one definition needs no other family); a type outside
+    :data:`WINDOW_FAMILIES` runs them all."""
+    families = None if windows is None or any(w not in WINDOW_FAMILIES for w in windows) \
+        else {WINDOW_FAMILIES[w] for w in windows}
+    n = 0
+    if families is None or "session" in families:
+        n += _warm_session()
+    if families is None or "sliding" in families:
+        n += _warm_sliding()
+    if families is None or "fixed" in families:
+        n += _warm_fixed()
+    for window in ("session", "sliding", "tumbling"):
+        if families is None or WINDOW_FAMILIES[window] in families:
+            n += _warm_side(window)
+    return n
+
+
+def _warm_session() -> int:
     defn = Definition(
         name="warm", key="k", event_time="t", window=Window("session", gap=10),
         aggregations=(Aggregation("n", "count"), Aggregation("s", "sum", "x")),
@@ -81,6 +106,11 @@ def warm() -> int:
                                              columns={"s": values}, processing_time=1)))
             n += len(keng.advance_processing_time(100))
             n += len(keng.end_of_input())
+    return n
+
+
+def _warm_sliding() -> int:
+    n = 0
     for aggs in ((Aggregation("n", "count"), Aggregation("s", "sum", "x")),
                  (Aggregation("lo", "min", "x"), Aggregation("f", "first", "x")),
                  (Aggregation("n", "count"),)):
@@ -115,6 +145,11 @@ def warm() -> int:
                 [1, 5, 30]) * pt, columns={"s": values, "f": values}, processing_time=pt)))
         n += len(steng.advance_processing_time(100))
         n += len(steng.end_of_input())
+    return n
+
+
+def _warm_fixed() -> int:
+    n = 0
     for accumulation in ("discarding", "accumulating", "retracting"):
         fixed = Definition(
             name="warm", key="k", event_time="t", window=Window("tumbling", size=10),
@@ -133,6 +168,12 @@ def warm() -> int:
                                                  processing_time=1)))
                 n += len(teng.advance_processing_time(100))
                 n += len(teng.end_of_input())
+    return n
+
+
+def _warm_side(window_type: str) -> int:
+    """collect / count_distinct with triggers on one window type."""
+    n = 0
     side = (Aggregation("c", "collect", "x"), Aggregation("d", "count_distinct", "x"))
     side_cols: dict[str, Any] = {"c": [1, 2, 2], "d": [1, 2, 2]}
     side_trigger = Trigger(emit="custom", early=EarlyTrigger("count", count=1),
@@ -144,6 +185,7 @@ def warm() -> int:
         for window, trigger in ((Window("session", gap=10), side_trigger),
                                 (Window("sliding", size=10), Trigger(emit="current")),
                                 (Window("tumbling", size=10), side_trigger))
+        if window.type == window_type
         for mode in ("discarding", "retracting")
         for wm in (Watermark(), Watermark(scope="key", idle_advance=True))]
     for side_defn in side_defns:

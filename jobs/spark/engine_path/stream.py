@@ -112,7 +112,7 @@ def build_engine_stream(gated: DataFrame, spec: EngineStreamSpec) -> DataFrame:
         with engine_preload(sc, "arrow"):
             packed = stream.mapInArrow(pack_by_bucket,
                                        f"{BUCKET} {bucket_type}, {PACKED} binary")
-    with engine_preload(sc):
+    with engine_preload(sc, f"engine:{defn.window.type}"):  # only this window's kernels
         return packed.groupBy(BUCKET).transformWithStateInPandas(
             statefulProcessor=ProcessorShell(cfg),
             outputStructType=OUTPUT_DDL,
