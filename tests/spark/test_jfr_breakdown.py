@@ -53,11 +53,17 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
     (d / "Burn.java").write_text(BURN)
     settings = d / "settings.jfc"
     profile = Path(JAVA).parents[1] / "lib" / "jfr" / "profile.jfc"
-    settings.write_text(profile.read_text().replace(
-        '<event name="jdk.ThreadCPULoad">\n      <setting name="enabled">true</setting>\n'
-        '      <setting name="period">10 s</setting>',
-        '<event name="jdk.ThreadCPULoad">\n      <setting name="enabled">true</setting>\n'
-        '      <setting name="period">200 ms</setting>'))
+    # CPU readings every 200 ms, and every compilation logged (``profile`` logs only those
+    # over 100 ms, which a one-second run may not have)
+    text = profile.read_text()
+    cpu_load = '<event name="jdk.ThreadCPULoad">\n      <setting name="enabled">true</setting>\n'
+    threshold = 'control="compiler-compilation-threshold">'
+    assert cpu_load + '      <setting name="period">10 s</setting>' in text
+    assert threshold + "100 ms<" in text
+    settings.write_text(text.replace(
+        cpu_load + '      <setting name="period">10 s</setting>',
+        cpu_load + '      <setting name="period">200 ms</setting>').replace(
+        threshold + "100 ms<", threshold + "0 ms<"))
     out = d / "burn.jfr"
     subprocess.run([str(Path(JAVA).with_name("javac")), "-d", str(d), str(d / "Burn.java")],
                    check=True, capture_output=True, timeout=120)
