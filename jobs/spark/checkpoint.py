@@ -10,6 +10,7 @@ from jobs.storage.manifest import (
     read_batch_info,
     state_size_bytes,
     strip_scheme,
+    unfinished_batches,
     write_marker,
 )
 
@@ -22,5 +23,6 @@ __all__ = [
     "read_batch_info",
     "state_size_bytes",
     "strip_scheme",
+    "unfinished_batches",
     "write_marker",
 ]

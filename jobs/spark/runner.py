@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jobs.spark.bookkeeping import BatchReport, Reporter, build_report
+from jobs.spark.checkpoint import unfinished_batches
 from jobs.spark.context import JobContext
 from jobs.spark.engine_path.config import ARRIVAL
 from jobs.spark.errors import SparkRuntimeError
@@ -39,6 +40,7 @@ from jobs.spark.schema import CORRUPT_COLUMN
 from jobs.spark.sinks import (
     FLOAT_TYPES,
     PANE_COLUMNS,
+    clear_side_files,
     pane_frame,
     pane_projection,
     write_panes,
@@ -281,6 +283,8 @@ class JobRunner:
 
     def start(self) -> StreamingQuery:
         writer = self.build()
+        for batch_id in unfinished_batches(self.ctx.checkpoint):  # runs again: starts clean
+            clear_side_files(self.ctx.output_root, batch_id)
         if self.options.until_idle:
             writer = writer.trigger(availableNow=True)
         else:

@@ -134,6 +134,25 @@ def pane_json(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+SIDE_KINDS = ("dead_letters", "late", "late_counts", "arrival")
+"""The side-file directories a batch's tasks write under the job's output root."""
+
+
+def clear_side_files(root: str, batch_id: int) -> None:
+    """Remove every side file of one batch before it runs again: each task of a re-run writes
+    the file of its partition index, but that index may now read other records (Kafka's
+    partitions can come in another order when a batch is replayed from the offset log) or
+    have none to write, so a file the first attempt wrote must not be left beside them."""
+    from jobs.storage import join, storage_for
+
+    st = storage_for(root)
+    for kind in SIDE_KINDS:
+        d = join(root, kind, f"batch_id={batch_id}")
+        for name in st.list(d):
+            if name.startswith("part-"):
+                st.delete(join(d, name))
+
+
 def read_side(root: str, kind: str, batch_id: int) -> list[dict[str, Any]]:
     """The gate's side records of one batch (``dead_letters``, ``late`` or ``late_counts``)."""
     from jobs.storage import join, storage_for

@@ -105,6 +105,13 @@ def committed_batches(checkpoint: str) -> list[int]:
     return _batch_ids(checkpoint, "commits")
 
 
+def unfinished_batches(checkpoint: str) -> list[int]:
+    """Ids the offsets log holds and the commits log does not, ascending: the batch a query
+    that stopped inside it runs again when it restarts."""
+    done = set(_batch_ids(checkpoint, "commits"))
+    return [b for b in _batch_ids(checkpoint, "offsets") if b not in done]
+
+
 def is_committed(checkpoint: str, batch_id: int) -> bool:
     return storage_for(checkpoint).exists(join(checkpoint, "commits", str(batch_id)))
 

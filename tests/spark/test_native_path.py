@@ -206,6 +206,62 @@ def test_jvm_gate_writes_what_the_python_gate_writes(
     assert {k.split("/")[0] for k in lines["jvm"]} == {"dead_letters", "late", "late_counts"}
 
 
+@pytest.mark.parametrize("gate", ["python", "jvm"])
+def test_a_restarted_batch_keeps_no_side_file_of_its_earlier_attempt(
+    spark: Any, tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch, gate: str,
+) -> None:
+    """A batch that runs again after a crash may give a partition index other records than
+    its first attempt did (Kafka's partitions can come in another order when a batch is
+    replayed from the offset log), or none to write: the JVM gate writes only where a record
+    is malformed or late. So the restart clears the unfinished batch's side files first. Here
+    the run's last batch is made unfinished (its commit removed) and given a dead letter, a
+    late record and a late count as its first attempt might have left them; after the
+    restart only the first batch's dead letter remains."""
+    land(tmp_path / "in", [
+        [{"team": "a", "score": 1, "et": "2026-01-01T00:00:01Z"}, "garbage"],
+        [{"team": "a", "score": 2, "et": "2026-01-01T00:00:02Z"}],
+    ])
+    if gate == "python":
+        monkeypatch.setenv("TIDEMARK_GATE", "python")
+    else:
+        monkeypatch.delenv("TIDEMARK_GATE", raising=False)
+    defn = load_definition({
+        "name": f"rerun_{gate}",
+        "source": {"kind": "files", "path": str(tmp_path / "in"), "format": "json",
+                   "schema": "team STRING, score INT, et TIMESTAMP"},
+        "key": "team", "event_time": "et", "window": {"type": "tumbling", "size": "10s"},
+        "aggregations": [{"name": "total", "fn": "sum", "of": "score"}],
+    })
+    ctx = JobContext.create(defn, settings)
+    assert ctx.plan.native
+    first = JobRunner(spark, ctx, RunOptions(until_idle=True))
+    assert first.run() == "idle"
+    last = max(r.batch_id for r in first.reports)
+    assert last >= 1
+    for name in (str(last), f".{last}.crc"):  # the commit and its checksum, as a crash leaves
+        (Path(ctx.checkpoint) / "commits" / name).unlink(missing_ok=True)
+    earlier = {  # one line of each kind, as an earlier attempt of the last batch wrote them
+        "dead_letters": {"job": ctx.job, "version": 1, "store": ctx.store,
+                         "reason": "unparsable record", "record": "earlier"},
+        "late": {"job": ctx.job, "version": 1, "store": ctx.store, "key": '"a"',
+                 "event_time": T0, "window_start": T0, "window_end": T0 + 10_000,
+                 "reason": "expired", "record": "{}"},
+        "late_counts": {"key": '"a"', "window_start": T0, "window_end": T0 + 10_000,
+                        "accepted": 0, "dropped": 1}}
+    for kind, line in earlier.items():
+        f = Path(ctx.output_root) / kind / f"batch_id={last}" / "part-00000.jsonl"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    again = JobRunner(spark, ctx, RunOptions(until_idle=True))
+    assert again.run() == "idle"
+    assert again.gate_kind == gate
+    assert [(r.batch_id, r.dead_letters, r.late_dropped) for r in again.reports] == [
+        (last, 0, 0)]
+    out = Path(ctx.output_root)
+    assert [x["record"] for x in read_jsonl_dir(out / "dead_letters")] == ["garbage"]
+    assert read_jsonl_dir(out / "late") == [] and read_jsonl_dir(out / "late_counts") == []
+
+
 @pytest.mark.parametrize(("window", "limited"), [
     ({"type": "tumbling", "size": "10s"}, False),
     ({"type": "hopping", "size": "10s", "step": "5s"}, True),
