@@ -141,7 +141,7 @@ SIDE_KINDS = ("dead_letters", "late", "late_counts", "arrival")
 def clear_side_files(root: str, batch_id: int) -> None:
     """Remove every side file of one batch before it runs again: each task of a re-run writes
     the file of its partition index, but that index may now read other records (Kafka's
-    partitions can come in another order when a batch is replayed from the offset log) or
+    partitions may come in another order when a batch is replayed from the offset log) or
     have none to write, so a file the first attempt wrote must not be left beside them."""
     from jobs.storage import join, storage_for
 

@@ -211,7 +211,7 @@ def test_a_restarted_batch_keeps_no_side_file_of_its_earlier_attempt(
     spark: Any, tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch, gate: str,
 ) -> None:
     """A batch that runs again after a crash may give a partition index other records than
-    its first attempt did (Kafka's partitions can come in another order when a batch is
+    its first attempt did (Kafka's partitions may come in another order when a batch is
     replayed from the offset log), or none to write: the JVM gate writes only where a record
     is malformed or late. So the restart clears the unfinished batch's side files first. Here
     the run's last batch is made unfinished (its commit removed) and given a dead letter, a
