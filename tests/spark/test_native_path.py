@@ -125,6 +125,14 @@ def test_native_equals_replay_final_panes(spark: Any, tmp_path: Path, settings: 
     assert sum(r.late_accepted for r in runner.reports) >= 1
 
 
+def _use_gate(monkeypatch: pytest.MonkeyPatch, gate: str) -> None:
+    """Run the next job with the Python gate (mapInArrow) or the JVM gate (the default)."""
+    if gate == "python":
+        monkeypatch.setenv("TIDEMARK_GATE", "python")
+    else:
+        monkeypatch.delenv("TIDEMARK_GATE", raising=False)
+
+
 def _side_files(root: Path) -> dict[str, list[str]]:
     """Every line the gate wrote, per (kind, batch), sorted (line order within a file is not
     part of the contract; content is)."""
@@ -167,10 +175,7 @@ def test_jvm_gate_writes_what_the_python_gate_writes(
     ])
     lines: dict[str, dict[str, list[str]]] = {}
     for gate in ("python", "jvm"):
-        if gate == "python":
-            monkeypatch.setenv("TIDEMARK_GATE", "python")
-        else:
-            monkeypatch.delenv("TIDEMARK_GATE", raising=False)
+        _use_gate(monkeypatch, gate)
         defn = load_definition({
             "name": f"g_{gate}_{basis}",
             "source": {"kind": "files", "path": str(tmp_path / "in"), "format": "json",
@@ -221,10 +226,7 @@ def test_a_restarted_batch_keeps_no_side_file_of_its_earlier_attempt(
         [{"team": "a", "score": 1, "et": "2026-01-01T00:00:01Z"}, "garbage"],
         [{"team": "a", "score": 2, "et": "2026-01-01T00:00:02Z"}],
     ])
-    if gate == "python":
-        monkeypatch.setenv("TIDEMARK_GATE", "python")
-    else:
-        monkeypatch.delenv("TIDEMARK_GATE", raising=False)
+    _use_gate(monkeypatch, gate)
     defn = load_definition({
         "name": f"rerun_{gate}",
         "source": {"kind": "files", "path": str(tmp_path / "in"), "format": "json",
