@@ -46,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CODE_ENV = "KAFKA_PLANNING_CODE"
 """A child's tidemark checkout (``variant@directory`` on the command line; this one without)."""
 sys.path.insert(0, os.environ.get(CODE_ENV, str(ROOT)))
+import jobs  # noqa: E402,F401  (bound to that checkout before spark_throughput puts ROOT first)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from spark_kafka_variants import (  # noqa: E402  (after the path)
     jvm_pid,
@@ -258,6 +260,7 @@ def run_child(variant: str, data: Path, work: Path) -> dict[str, Any]:
     time.sleep(2)  # the listener's last events
     execution = q._jsq.streamingQuery().lastExecution()
     result: dict[str, Any] = {"variant": variant, "elapsed_s": round(elapsed, 2),
+                              "jobs_from": str(Path(jobs.__file__).parents[1]),
                               "batches": batches}
     result["executed_plan"] = plan_shape(execution.executedPlan().toJSON())
     result["optimized_plan"] = plan_shape(execution.optimizedPlan().toJSON())
@@ -359,7 +362,7 @@ def main() -> int:
             r = json.loads(out.read_text())
             r["load_avg_1m"] = [round(load, 2), round(os.getloadavg()[0], 2)]
             r["summary"] = summarise(r)
-            r["code"] = code_root
+            r["code"] = r.pop("jobs_from", code_root)
             runs[name] = r
         report = {"benchmark": "kafka_planning",
                   "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
