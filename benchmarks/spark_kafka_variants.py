@@ -33,6 +33,13 @@ def kafka_options() -> dict[str, str]:
 
 def spark_native_kafka(spark: Any, work: Path, schema: str) -> list[dict[str, Any]]:
     """The hand-written query of the files variants (``_spark_native``) reading the topic."""
+    q = start_spark_native_kafka(spark, work, schema)
+    q.awaitTermination()
+    return [json.loads(p.json) for p in q.recentProgress]
+
+
+def start_spark_native_kafka(spark: Any, work: Path, schema: str) -> Any:
+    """:func:`spark_native_kafka`'s query, started (benchmarks/kafka_planning.py watches it)."""
     from pyspark.sql import functions as F
 
     reader = spark.readStream.format("kafka")
@@ -47,8 +54,7 @@ def spark_native_kafka(spark: Any, work: Path, schema: str) -> list[dict[str, An
          .option("path", str(work / "spark_native_out"))
          .option("checkpointLocation", str(work / "spark_native_ckpt"))
          .trigger(availableNow=True).start())
-    q.awaitTermination()
-    return [json.loads(p.json) for p in q.recentProgress]
+    return q
 
 
 

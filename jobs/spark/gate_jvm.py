@@ -22,10 +22,14 @@ from typing import TYPE_CHECKING
 from jobs.engine.extract import EARLIEST_MS, LATEST_MS
 from jobs.spark.extract import EVENT_TIME, EVENT_TIME_OUT, KEY, key_json_column
 from jobs.spark.gate import LONG_MIN, WLIM, GateConfig, range_reason
-from jobs.spark.jvm import register_batch_timestamp, register_batch_watermark
+from jobs.spark.jvm import register_batch_timestamp, register_our_watermark
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+
+
+KEEP = "__keep"
+"""The gate's verdict per record (true: the record goes on to the windowing)."""
 
 
 def gate_config_text(cfg: GateConfig) -> str:
@@ -39,12 +43,13 @@ def gate_config_text(cfg: GateConfig) -> str:
 
 
 def our_watermark(spark: SparkSession, cfg: GateConfig) -> Column:
-    """The watermark of docs/semantics.md before the running batch (null: none yet), as SQL:
-    the SQL twin of ``GateConfig.our_watermark`` over the batch watermark function."""
+    """The watermark of docs/semantics.md before the running batch (null: none yet): one JVM
+    call, the Java twin of ``GateConfig.our_watermark`` (as SQL around the batch watermark it
+    was eight expressions, three times in the plan)."""
     from pyspark.sql import functions as F
 
-    spark_wm = F.call_function(register_batch_watermark(spark, cfg.checkpoint))
-    return F.when(spark_wm > 0, spark_wm - F.lit(cfg.shift) + F.lit(cfg.allowed_lateness))
+    return F.call_function(register_our_watermark(
+        spark, cfg.checkpoint, cfg.shift, cfg.allowed_lateness))
 
 
 def batch_facts(spark: SparkSession, cfg: GateConfig) -> tuple[Column, Column]:
@@ -94,5 +99,10 @@ def build_jvm_gate(projected: DataFrame, cfg: GateConfig) -> DataFrame:
         wlim = F.coalesce(ours - F.lit(cfg.allowed_lateness + cfg.size), F.lit(LONG_MIN))
     else:
         wlim = F.lit(LONG_MIN)
-    return projected.where(keep).select(
+    # the verdict is a column the filter reads, not the filter's condition: Spark pushes a
+    # filter below a projection by inlining the projection's expressions into it (the event
+    # time's range check four times, the dead letter's envelope twice: 195 expressions that
+    # the optimizer, the planner and the code generator walk every batch), but never through
+    # a projection holding a nondeterministic column such as the gate's verdict
+    return projected.select("*", keep.alias(KEEP)).where(F.col(KEEP)).select(
         *[F.col(c) for c in cfg.out_columns], wlim.cast("bigint").alias(WLIM))

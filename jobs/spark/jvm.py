@@ -74,7 +74,7 @@ def ensure_jar() -> Path | None:
 
 def register(spark: SparkSession) -> bool:
     """Register ``tidemark_gate`` in ``spark`` (the batch watermark is registered per
-    checkpoint: :func:`register_batch_watermark`); False when the session's JVM cannot load
+    checkpoint: :func:`register_our_watermark`); False when the session's JVM cannot load
     tidemark's classes (no jar on its class path)."""
     if Settings.from_env().value("TIDEMARK_GATE") == "python":
         return False
@@ -86,13 +86,16 @@ def register(spark: SparkSession) -> bool:
     return True
 
 
-def register_batch_watermark(spark: SparkSession, checkpoint: str) -> str:
-    """Register the batch watermark of ``checkpoint`` as a function without arguments (a
-    constant argument costs a conversion per record) and return its name (one per checkpoint,
-    so several queries in one session never share one)."""
-    name = "tidemark_wm_" + hashlib.sha256(checkpoint.encode()).hexdigest()[:16]
+def register_our_watermark(spark: SparkSession, checkpoint: str, shift: int,
+                           allowed_lateness: int) -> str:
+    """Register tidemark's watermark before the running batch of ``checkpoint`` (null: none
+    yet; ``GateConfig.our_watermark`` of the batch watermark) as a function without arguments
+    and return its name."""
+    digest = hashlib.sha256(f"{checkpoint}\0{shift}\0{allowed_lateness}".encode())
+    name = "tidemark_ours_" + digest.hexdigest()[:16]
     jvm: Any = spark._jvm
-    jvm.tidemark.spark.Functions.registerBatchWatermark(spark._jsparkSession, name, checkpoint)
+    jvm.tidemark.spark.Functions.registerOurWatermark(
+        spark._jsparkSession, name, checkpoint, shift, allowed_lateness)
     return name
 
 

@@ -105,19 +105,28 @@ def test_the_native_query_parses_each_value_once(
         spark: Any, broker: KafkaBroker, settings: Any) -> None:
     """The gate's condition names the parsed fields many times; Spark must not push it below
     the parse with ``from_json`` inlined into it (each value parsed several times a record):
-    the optimized plan holds one ``from_json``, as a hand-written ``from_json`` query does.
-    Analysis only: the query is built, not started."""
+    the plan holds one ``from_json``, as a hand-written ``from_json`` query does, and one
+    call of the gate. Analysis only: the query is built, not started."""
     defn = kafka_definition(broker, create_topic(broker, partitions=1))
     runner = JobRunner(spark, JobContext.create(defn, settings), RunOptions(until_idle=True))
     writer = runner.build()
     assert runner.gate_kind == "jvm"
     df = writer._df
-    plan = spark._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
-    assert plan.count("from_json(") == 1, plan
+    plan = spark._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "extended")
+    physical = plan.split("== Physical Plan ==")[1]
+    assert physical.count("from_json(") == 1, plan
     # the generator that stages the parsed value runs in generated code (``*(n) Generate``):
     # with ``from_json`` inside it, it ran interpreted
-    generate = [line for line in plan.splitlines() if "Generate inline(" in line]
+    generate = [line for line in physical.splitlines() if "Generate inline(" in line]
     assert len(generate) == 1 and "*(" in generate[0], plan
+    # the gate's verdict is computed once, in a projection, and its filter only reads it:
+    # as the filter's condition it was pushed below the projections with their expressions
+    # inlined into it (the event time's range check four times)
+    optimized = plan.split("== Optimized Logical Plan ==")[1].split("== Physical Plan ==")[0]
+    assert optimized.count("tidemark_gate(") == 1, plan
+    gate_filter = [line for line in optimized.splitlines()
+                   if "Filter" in line and "__keep" in line]
+    assert len(gate_filter) == 1 and "CASE WHEN" not in gate_filter[0], plan
 
 
 @pytest.mark.heavy

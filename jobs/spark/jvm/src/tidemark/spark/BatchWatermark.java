@@ -39,6 +39,9 @@ public final class BatchWatermark implements UDF0<Long> {
 
     private final String checkpoint;
     private final boolean timestamp;
+    private final boolean ours;
+    private final long shift;
+    private final long allowedLateness;
     private transient volatile Object[] last;
 
     public BatchWatermark(String checkpoint) {
@@ -49,6 +52,24 @@ public final class BatchWatermark implements UDF0<Long> {
     public BatchWatermark(String checkpoint, boolean timestamp) {
         this.checkpoint = checkpoint;
         this.timestamp = timestamp;
+        this.ours = false;
+        this.shift = 0L;
+        this.allowedLateness = 0L;
+    }
+
+    /**
+     * tidemark's watermark before the batch (docs/semantics.md): null while Spark's is 0 (none
+     * yet), else Spark's minus the native path's event-time ``shift`` plus the allowed lateness
+     * (``GateConfig.our_watermark``). Computed here rather than as SQL around the plain
+     * watermark: that expression sat three times in every batch's plan (gate condition, gate
+     * argument, pane rows) for the optimizer and the code generator to walk.
+     */
+    public BatchWatermark(String checkpoint, long shift, long allowedLateness) {
+        this.checkpoint = checkpoint;
+        this.timestamp = false;
+        this.ours = true;
+        this.shift = shift;
+        this.allowedLateness = allowedLateness;
     }
 
     static Long batchId(TaskContext ctx) {
@@ -82,6 +103,7 @@ public final class BatchWatermark implements UDF0<Long> {
         if (ctx != null && l != null && l[0] == ctx) return (Long) l[1];
         Long batch = batchId(ctx);
         Long wm = batch == null ? 0L : field(checkpoint, batch, timestamp);
+        if (ours) wm = wm > 0 ? Long.valueOf(wm - shift + allowedLateness) : null;
         if (ctx != null) last = new Object[] {ctx, wm};
         return wm;
     }

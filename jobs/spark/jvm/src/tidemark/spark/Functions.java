@@ -15,11 +15,12 @@ public final class Functions {
             functions.udf(new Gate(), DataTypes.BooleanType).asNondeterministic());
     }
 
-    /** ``name()``: the batch watermark of ``checkpoint`` (one per checkpoint; BatchWatermark
-     * says why). */
-    public static void registerBatchWatermark(SparkSession spark, String name, String checkpoint) {
-        spark.udf().register(name,
-            functions.udf(new BatchWatermark(checkpoint), DataTypes.LongType));
+    /** ``name()``: tidemark's watermark before the batch of ``checkpoint`` (null: none yet; one
+     * per checkpoint, BatchWatermark says why). */
+    public static void registerOurWatermark(SparkSession spark, String name, String checkpoint,
+                                            long shift, long allowedLateness) {
+        spark.udf().register(name, functions.udf(
+            new BatchWatermark(checkpoint, shift, allowedLateness), DataTypes.LongType));
     }
 
     /** ``name()``: the batch timestamp of ``checkpoint`` (the panes' ``emitted_at``). */
