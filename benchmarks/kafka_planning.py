@@ -198,10 +198,11 @@ def run_child(variant: str, data: Path, work: Path) -> dict[str, Any]:
 
     settings = Settings.from_env({"TIDEMARK_HOME": str(work), "TIDEMARK_SPARK_MASTER": "local[2]"})
     spark = build_session(settings, app_name=f"planning-{variant}", shuffle_partitions=2)
-    jvm = spark.sparkContext._jvm
+    jvm: Any = spark.sparkContext._jvm
     pid = jvm_pid(spark)
     batches: list[dict[str, Any]] = []
-    last = {"rules": _rule_meter(jvm), "codegen": _codegen(jvm), "threads": jvm_thread_cpu(pid)}
+    last: dict[str, Any] = {"rules": _rule_meter(jvm), "codegen": _codegen(jvm),
+                            "threads": jvm_thread_cpu(pid)}
 
     class Probe(StreamingQueryListener):
         def onQueryStarted(self, event: Any) -> None:
