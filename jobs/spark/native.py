@@ -74,8 +74,8 @@ def tumbling_window(delay: int, size: int, shift: int, start_offset: int) -> Col
     """The tumbling window of the (shifted) event time as ``__w``: the struct Spark's
     ``window()`` builds (start and end timestamps, nullable, marked as the event-time key), from
     the gate's epoch milliseconds in a few expressions. ``window()`` converts ``__ts`` to
-    microseconds and back and writes its start twice: 68 expressions that the optimizer, the
-    planner and the code generator walked every batch, against 13 here."""
+    microseconds and back and writes its start twice: 68 expressions in every batch's plan
+    for the optimizer, the planner and the code generator to walk, against 32 with this one."""
     from pyspark.sql import functions as F
 
     t = F.col(EVENT_TIME) + F.lit(shift)
