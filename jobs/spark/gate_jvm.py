@@ -4,7 +4,8 @@ Same decisions and the same side files as :mod:`jobs.spark.gate` (the Python gat
 by the engine path and as the fallback when the JVM functions are unavailable):
 - every ordinary record (parsed, key and event time present, event time not behind the
   batch's watermark) is kept by plain SQL, without any function call but the cached watermark
-  lookup (``tidemark_wm_<checkpoint hash>``: the offsets log entry of the running batch);
+  lookup (``tidemark_ours_<hash>``: tidemark's watermark from the offsets log entry of the
+  running batch);
 - only a record that is malformed or behind the watermark reaches ``tidemark_gate`` (Java,
   ``jvm/src/tidemark/spark/Gate.java``), which decides whether it goes on and collects the
   dead letters, late records and late counts the Python gate would write, byte for byte;

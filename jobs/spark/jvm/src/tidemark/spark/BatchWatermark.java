@@ -44,10 +44,6 @@ public final class BatchWatermark implements UDF0<Long> {
     private final long allowedLateness;
     private transient volatile Object[] last;
 
-    public BatchWatermark(String checkpoint) {
-        this(checkpoint, false);
-    }
-
     /** ``timestamp``: the batch's timestamp (``batchTimestampMs``) instead of its watermark. */
     public BatchWatermark(String checkpoint, boolean timestamp) {
         this.checkpoint = checkpoint;
