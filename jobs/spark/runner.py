@@ -11,6 +11,7 @@ batch behind (and if it did, the idempotent sinks would make the re-run harmless
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -48,7 +49,9 @@ from jobs.spark.sinks import (
 from jobs.spark.sources import ORDER_COLUMNS, arrival_order_columns, read_stream
 from jobs.spark.state_rows import (
     TRACK_CONF,
+    BatchCounts,
     StateRowCounter,
+    batch_counts,
     choose_counting,
     read_counts,
     rows_after,
@@ -60,6 +63,8 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
     from jobs.spark.engine_path.config import TimeMode
+
+log = logging.getLogger(__name__)
 
 CatalogPaneWriter = Callable[[int, list[dict[str, Any]]], None]
 
@@ -214,11 +219,30 @@ class JobRunner:
                 ctx.checkpoint, choose_counting(ctx.checkpoint))
 
             def write_batch(batch: DataFrame, batch_id: int) -> None:
-                self._panes[batch_id] = write_panes(ctx, batch, batch_id, self.catalog_writer)
-                # the handle is set as soon as start() returns; without it this batch goes
-                # uncounted, and the next one finds no base and falls back (state_rows.py)
-                if self._query_ready.wait(60) and self.query is not None:
-                    rows = counter.after_batch(self.spark, self.query, batch_id)
+                # the handle is set as soon as start() returns; without it this batch's panes
+                # are counted by an observed metric, its state rows go uncounted, and the next
+                # batch finds no base and falls back (state_rows.py)
+                query = self.query if self._query_ready.wait(60) else None
+                read: list[BatchCounts] = []
+
+                def written() -> int | None:
+                    """The panes just written: what the save operator emitted (one metrics
+                    read after the write serves the state-row count too)."""
+                    assert query is not None
+                    try:
+                        read.append(batch_counts(self.spark, query))
+                    except Exception as exc:  # a metric must never stop a job
+                        log.warning("batch %s: panes not counted from metrics (%s)",
+                                    batch_id, exc)
+                        return None
+                    return read[0].save_output if read[0].operators else None
+
+                self._panes[batch_id] = write_panes(
+                    ctx, batch, batch_id, self.catalog_writer,
+                    written if query is not None else None)
+                if query is not None:
+                    rows = counter.after_batch(self.spark, query, batch_id,
+                                               read[0] if read else None)
                     if rows is not None:
                         self._state_rows[batch_id] = rows
         else:

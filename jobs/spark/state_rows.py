@@ -65,6 +65,9 @@ class BatchCounts:
     total: int
     """RocksDB's own count (negative when it does not track one)."""
     operators: int
+    save_output: int
+    """Rows the save operators emitted: in append mode, one per expired (window, key) group,
+    i.e. the batch's panes on the native path."""
 
     @property
     def new_groups(self) -> int:
@@ -96,9 +99,10 @@ class StateRowCounter:
                 f"state rows before batch {batch_id} are unknown ({COUNT_FILE}: {self._last})")
         return base
 
-    def after_batch(self, spark: SparkSession, query: StreamingQuery,
-                    batch_id: int) -> int | None:
-        """The state's rows after ``batch_id`` (called in its sink call, after the write).
+    def after_batch(self, spark: SparkSession, query: StreamingQuery, batch_id: int,
+                    counts: BatchCounts | None = None) -> int | None:
+        """The state's rows after ``batch_id`` (called in its sink call, after the write;
+        ``counts``: the batch's metrics when the caller has read them already).
 
         A metric must never stop a job: if the count cannot be kept (an unknown base, metrics
         Spark no longer exposes), it logs why, deletes the count file (the next start keeps
@@ -107,7 +111,7 @@ class StateRowCounter:
         if self.failed:
             return None
         try:
-            return self._count(spark, query, batch_id)
+            return self._count(spark, query, batch_id, counts)
         except Exception as exc:  # any failure here is a failure of the metric only
             import logging
 
@@ -118,8 +122,10 @@ class StateRowCounter:
             forget_state_rows(self.checkpoint)
             return None
 
-    def _count(self, spark: SparkSession, query: StreamingQuery, batch_id: int) -> int:
-        counts = batch_counts(spark, query)
+    def _count(self, spark: SparkSession, query: StreamingQuery, batch_id: int,
+               counts: BatchCounts | None) -> int:
+        if counts is None:
+            counts = batch_counts(spark, query)
         if counts.operators == 0:
             raise SparkRuntimeError("no streaming aggregation in the batch's executed plan")
         if self.counting == "spark":
@@ -141,4 +147,5 @@ def batch_counts(spark: SparkSession, query: StreamingQuery) -> BatchCounts:
     plan = jsq.streamingQuery().lastExecution().executedPlan()
     v = list(getattr(jvm, METRICS_CLASS).of(plan))
     return BatchCounts(restored_output=int(v[0]), updated=int(v[1]), removed=int(v[2]),
-                       dropped=int(v[3]), total=int(v[4]), operators=int(v[5]))
+                       dropped=int(v[3]), total=int(v[4]), operators=int(v[5]),
+                       save_output=int(v[6]))

@@ -132,6 +132,23 @@ def test_count_across_stops_a_rerun_batch_and_an_old_checkpoint(
                           "true") == "true"
     assert read_counts(runs[-1].ctx.checkpoint) is not None
     assert _rows(runs) == want
+    _panes_reported_as_written(ref)
+    _panes_reported_as_written(runs)
+
+
+def _panes_reported_as_written(runs: list[JobRunner]) -> None:
+    """Every batch's pane count in the catalog report (read from the save operator's metrics
+    after the write) is the number of rows in that batch's pane files; for a batch re-run
+    after the crash, the last run's report, whose write replaced the first one's."""
+    import pyarrow.parquet as pq
+
+    reported = {r.batch_id: r.panes for run in runs for r in run.reports}
+    panes = Path(runs[-1].ctx.panes_path)
+    on_disk = {int(d.name.split("=")[1]): pq.read_table(d).num_rows
+               for d in panes.glob("batch_id=*")}
+    assert sum(1 for n in on_disk.values() if n) >= 5  # windows closed in many batches
+    assert {b: n for b, n in reported.items() if n} == {b: n for b, n in on_disk.items() if n}
+    assert all(on_disk.get(b, 0) == 0 for b, n in reported.items() if not n)
 
 
 def test_a_checkpoint_that_ran_without_the_file_keeps_sparks_count(tmp_path: Path) -> None:

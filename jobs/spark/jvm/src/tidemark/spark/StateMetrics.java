@@ -6,7 +6,8 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
 /**
  * The streaming aggregation's operator metrics of one executed micro-batch plan, summed over
  * its operators, in one py4j call (jobs/spark/state_rows.py uses them to count the state's
- * rows without RocksDB's read-before-write).
+ * rows without RocksDB's read-before-write, and the native path's panes without an observed
+ * metric on its write).
  *
  * <p>Operators are recognised by their class name, not their class: Spark moved them between
  * packages across releases (``execution.streaming`` to ``...operators.stateful``), and the
@@ -22,14 +23,15 @@ public final class StateMetrics {
     public static final int DROPPED = 3;
     public static final int TOTAL = 4;
     public static final int SAVE_OPERATORS = 5;
+    public static final int SAVE_OUTPUT = 6;
 
     /**
      * {restore operators' output rows, rows written, rows evicted, rows dropped as late, the
      * store's own total (-1 per operator when RocksDB does not track it), number of save
-     * operators}.
+     * operators, save operators' output rows (in append mode: the expired groups it emits)}.
      */
     public static long[] of(SparkPlan plan) {
-        long[] out = new long[6];
+        long[] out = new long[7];
         visit(plan, out);
         return out;
     }
@@ -44,6 +46,7 @@ public final class StateMetrics {
             out[DROPPED] += value(node, "numRowsDroppedByWatermark");
             out[TOTAL] += value(node, "numTotalStateRows");
             out[SAVE_OPERATORS] += 1;
+            out[SAVE_OUTPUT] += value(node, "numOutputRows");
         }
         scala.collection.Iterator<SparkPlan> children = node.children().iterator();
         while (children.hasNext()) {
