@@ -11,6 +11,9 @@ definition emits them) is written ``--writes`` times per variant, variants alter
 - ``observed``: overwrite with the pane count as an observed metric (``Observation``), as the
   native path counted before it read the save operator's output rows;
 - ``plain``: overwrite alone (the native path's write now);
+- ``no_size_stats`` / ``no_size_stats_plain_constants``: ``plain`` with Parquet's size
+  statistics off, and also without dictionary encoding for the constant string columns (job,
+  store, timing): writer options that would keep the results schema;
 - ``four_columns``: the rows the hand-written query writes (window struct, key, sum, count),
   overwrite alone: the Parquet encoding of tidemark's 16 columns against those 4;
 - ``noop``: the same batch through Spark's ``noop`` sink (a planned write query, no files);
@@ -42,7 +45,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from process_cpu import tree_cpu_s  # noqa: E402
 
-VARIANTS = ("observed", "plain", "four_columns", "noop", "count")
+VARIANTS = ("observed", "plain", "no_size_stats", "no_size_stats_plain_constants",
+            "four_columns", "noop", "count")
+NO_SIZE_STATS = {"parquet.size.statistics.enabled": "false"}
+PLAIN_CONSTANTS = {f"parquet.enable.dictionary#{c}": "false" for c in ("job", "store", "timing")}
 STORE = "bench__tumbling_window_60000_sum_count__a57d87a6"
 
 
@@ -78,9 +84,14 @@ def writers(panes: Any, expected: int, four: Any) -> dict[str, Callable[[str], N
         panes.observe(obs, F.count(F.lit(1)).alias("n")).write.mode("overwrite").parquet(path)
         assert obs.get["n"] == expected
 
+    def with_options(options: dict[str, str]) -> Callable[[str], None]:
+        return lambda path: panes.write.mode("overwrite").options(**options).parquet(path)
+
     return {
         "observed": observed,
         "plain": lambda path: panes.write.mode("overwrite").parquet(path),
+        "no_size_stats": with_options(NO_SIZE_STATS),
+        "no_size_stats_plain_constants": with_options({**NO_SIZE_STATS, **PLAIN_CONSTANTS}),
         "four_columns": lambda path: four.write.mode("overwrite").parquet(path),
         "noop": lambda path: panes.write.format("noop").mode("overwrite").save(),
         "count": lambda path: panes._jdf.queryExecution().toRdd().count(),
@@ -144,7 +155,7 @@ def main() -> None:
         Path(args.output).write_text(json.dumps(result, indent=1) + "\n")
         for v in VARIANTS:
             r = medians[v]
-            print(f"{v:13s} cpu {r['cpu_ms_per_write_median']:7.1f} ms  wall "
+            print(f"{v:30s} cpu {r['cpu_ms_per_write_median']:7.1f} ms  wall "
                   f"{r['wall_ms_per_write_median']:7.1f} ms per write")
     finally:
         shutil.rmtree(work, ignore_errors=True)

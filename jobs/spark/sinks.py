@@ -85,7 +85,7 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
         # One Spark job (no cache, no second job to count, no coalesce: a coalesce(1) here
         # would squeeze the stateful stage that produces the panes into a single task). The
         # count comes from ``written`` or rides along the write as an observed metric, which
-        # costs a metrics node over every row and a listener round trip (~17 ms of CPU for a
+        # costs a metrics node over every row and a listener round trip (~20 ms of CPU for a
         # batch of 45k panes, docs/performance.md).
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
