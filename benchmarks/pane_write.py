@@ -10,7 +10,10 @@ definition emits them) is written ``--writes`` times per variant, variants alter
 
 - ``observed``: overwrite with the pane count as an observed metric (``Observation``), as the
   native path counted before it read the save operator's output rows;
-- ``plain``: overwrite alone (the native path's write now);
+- ``pane_files``: tidemark's writer (``PaneFiles.java`` through ``sinks.write_parquet``): the
+  same files without a write query, shipped Hadoop configuration or ``_temporary`` commit
+  (the native and engine paths' write now);
+- ``plain``: Spark's overwrite alone (the write without tidemark's jar);
 - ``no_size_stats`` / ``no_size_stats_plain_constants``: ``plain`` with Parquet's size
   statistics off, and also without dictionary encoding for the constant string columns (job,
   store, timing): writer options that would keep the results schema;
@@ -45,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from process_cpu import tree_cpu_s  # noqa: E402
 
-VARIANTS = ("observed", "plain", "no_size_stats", "no_size_stats_plain_constants",
+VARIANTS = ("observed", "pane_files", "plain", "no_size_stats", "no_size_stats_plain_constants",
             "four_columns", "noop", "count")
 NO_SIZE_STATS = {"parquet.size.statistics.enabled": "false"}
 PLAIN_CONSTANTS = {f"parquet.enable.dictionary#{c}": "false" for c in ("job", "store", "timing")}
@@ -77,7 +80,15 @@ def writers(panes: Any, expected: int, four: Any) -> dict[str, Callable[[str], N
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
+    from jobs.spark.jvm import pane_files
+    from jobs.spark.sinks import write_parquet
+
+    if pane_files(panes.sparkSession) is None:
+        raise SystemExit("tidemark's jar is not on the session's class path: build it first")
     seq = iter(range(1_000_000))
+
+    def ours(path: str) -> None:
+        assert write_parquet(panes, path) == expected
 
     def observed(path: str) -> None:
         obs = Observation(f"panes_{next(seq)}")
@@ -89,6 +100,7 @@ def writers(panes: Any, expected: int, four: Any) -> dict[str, Callable[[str], N
 
     return {
         "observed": observed,
+        "pane_files": ours,
         "plain": lambda path: panes.write.mode("overwrite").parquet(path),
         "no_size_stats": with_options(NO_SIZE_STATS),
         "no_size_stats_plain_constants": with_options({**NO_SIZE_STATS, **PLAIN_CONSTANTS}),

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 SOURCES = Path(__file__).parent / "jvm" / "src"
 BUILD = Path(__file__).parent / "jvm" / "build"
 FUNCTIONS_CLASS = "tidemark.spark.Functions"
+PANE_FILES_CLASS = "tidemark.spark.PaneFiles"
 
 
 def _sources() -> list[Path]:
@@ -84,6 +85,17 @@ def register(spark: SparkSession) -> bool:
     except Exception:  # noqa: BLE001 - any failure means: use the Python gate
         return False
     return True
+
+
+def pane_files(spark: SparkSession) -> Any | None:
+    """The JVM's ``tidemark.spark.PaneFiles`` (a batch's panes written as Parquet files without
+    a write query of its own: jobs/spark/sinks.py), or None when the session's JVM has no
+    tidemark jar on its class path."""
+    from py4j.java_gateway import JavaClass
+
+    jvm: Any = spark._jvm
+    cls = getattr(jvm, PANE_FILES_CLASS) if jvm is not None else None
+    return cls if isinstance(cls, JavaClass) else None
 
 
 def register_our_watermark(spark: SparkSession, checkpoint: str, shift: int,

@@ -226,8 +226,9 @@ class JobRunner:
                 read: list[BatchCounts] = []
 
                 def written() -> int | None:
-                    """The panes just written: what the save operator emitted (one metrics
-                    read after the write serves the state-row count too)."""
+                    """The panes just written when Spark's own writer wrote them (without
+                    tidemark's jar): what the save operator emitted (one metrics read after
+                    the write serves the state-row count too)."""
                     assert query is not None
                     try:
                         read.append(batch_counts(self.spark, query))

@@ -3,8 +3,9 @@
 Exactly once across crashes rests on two facts: a re-run batch N reads the same input with the
 same watermark (offsets log) from state version N-1, so it produces the same panes; and every
 write here *replaces* what batch N wrote before instead of appending to it:
-- ``parquet``: ``panes/batch_id=N/`` is overwritten as a whole (Spark writes through a
-  ``_temporary`` directory, which readers ignore);
+- ``parquet``: ``panes/batch_id=N/`` is emptied and written again as a whole, each file under
+  a hidden name first (``write_parquet``; Spark's writer, without tidemark's jar, goes through
+  a ``_temporary`` directory); readers ignore names starting with ``.`` or ``_``;
 - ``catalog``: ``Catalog.write_panes`` is idempotent per (store, batch id);
 - ``kafka``: written as ``parquet`` is, then sent to the topic, one message per pane, the
   same bytes again on a re-run (jobs/spark/kafka_sink.py);
@@ -16,6 +17,7 @@ write here *replaces* what batch N wrote before instead of appending to it:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -78,28 +80,13 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
                 catalog_writer: Callable[[int, list[dict[str, Any]]], None] | None,
                 written: Callable[[], int | None] | None = None) -> int:
     """Write one batch of panes to the definition's sink; returns the number of panes.
-    ``written``: for the file sinks, the number of rows the write just wrote as its query's
-    metrics know it (None: unknown), in place of an observed count."""
+    ``written``: for the file sinks when Spark's own writer writes them (``write_parquet``),
+    the number of rows the write just wrote as its query's metrics know it (None: unknown),
+    in place of an observed count."""
     kind = ctx.defn.sink.kind
     if kind in ("parquet", "kafka"):
-        # One Spark job (no cache, no second job to count, no coalesce: a coalesce(1) here
-        # would squeeze the stateful stage that produces the panes into a single task). The
-        # count comes from ``written`` or rides along the write as an observed metric, which
-        # costs a metrics node over every row and a listener round trip (~20 ms of CPU for a
-        # batch of 45k panes, docs/performance.md).
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-
         path = f"{ctx.panes_path}/batch_id={batch_id}"
-        if written is not None:
-            panes.write.mode("overwrite").parquet(path)
-            known = written()
-            n = known if known is not None else panes.sparkSession.read.parquet(path).count()
-        else:
-            observed = Observation(f"tidemark_panes_{ctx.store}_{batch_id}")
-            (panes.observe(observed, F.count(F.lit(1)).alias("n"))
-             .write.mode("overwrite").parquet(path))
-            n = int(observed.get.get("n") or 0)
+        n = write_parquet(panes, path, written)
         if kind == "kafka":
             from jobs.spark.kafka_sink import send_panes, send_side
 
@@ -121,6 +108,37 @@ def write_panes(ctx: JobContext, panes: DataFrame, batch_id: int,
         for r in rows:
             print(json.dumps(pane_json(r), sort_keys=True), flush=True)
     return len(rows)
+
+
+def write_parquet(panes: DataFrame, path: str,
+                  written: Callable[[], int | None] | None = None) -> int:
+    """Replace ``path``'s files by ``panes`` as Parquet; returns the rows written.
+
+    With tidemark's jar on the session's class path, ``PaneFiles`` (jobs/spark/jvm) writes the
+    files in one Spark job without planning a write query, shipping the Hadoop configuration or
+    committing through ``_temporary`` renames, and counts the rows as it writes them: the same
+    files for ~55 ms less CPU per 45k-pane batch (docs/performance.md). Without the jar, Spark's
+    writer in overwrite mode (no cache, no second job to count, no coalesce: a coalesce(1) here
+    would squeeze the stateful stage that produces the panes into a single task); the count then
+    comes from ``written`` (the rows the write's query wrote, as its metrics know them; None:
+    unknown, re-counted from the files) or rides along the write as an observed metric, which
+    costs a metrics node over every row and a listener round trip."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from jobs.spark.jvm import pane_files
+
+    writer = pane_files(panes.sparkSession)
+    if writer is not None:
+        return int(writer.write(panes._jdf, path))
+    if written is not None:
+        panes.write.mode("overwrite").parquet(path)
+        known = written()
+        return known if known is not None else panes.sparkSession.read.parquet(path).count()
+    observed = Observation("tidemark_panes_" + hashlib.sha256(path.encode()).hexdigest()[:16])
+    (panes.observe(observed, F.count(F.lit(1)).alias("n"))
+     .write.mode("overwrite").parquet(path))
+    return int(observed.get.get("n") or 0)
 
 
 def pane_json(row: dict[str, Any]) -> dict[str, Any]:

@@ -39,7 +39,7 @@ final class Files {
         return rest.startsWith("//") ? "/" + rest.replaceFirst("^/+", "") : rest;
     }
 
-    private static Configuration hadoopConf() {
+    static Configuration hadoopConf() {
         Configuration c = conf;
         if (c == null) {
             SparkEnv env = SparkEnv.get();
