@@ -219,9 +219,10 @@ class JobRunner:
                 ctx.checkpoint, choose_counting(ctx.checkpoint))
 
             def write_batch(batch: DataFrame, batch_id: int) -> None:
-                # the handle is set as soon as start() returns; without it this batch's panes
-                # are counted by an observed metric, its state rows go uncounted, and the next
-                # batch finds no base and falls back (state_rows.py)
+                # the handle is set as soon as start() returns; without it this batch's state
+                # rows go uncounted (and, without tidemark's jar, its panes are counted by an
+                # observed metric), and the next batch finds no base and falls back
+                # (state_rows.py)
                 query = self.query if self._query_ready.wait(60) else None
                 read: list[BatchCounts] = []
 
@@ -290,14 +291,16 @@ class JobRunner:
             corrupt_column=CORRUPT_COLUMN, ident=(ctx.job, ctx.version, ctx.store),
             time_mode=self.time_mode,
             order=tuple(c for c in ORDER_COLUMNS if c in staged.columns)))
-        pane_cols = [F.col(f"`{c}`") for c in PANE_COLUMNS]
+        # built once: every Column made in Python is a py4j round trip and a call-site capture
+        is_pane = F.col("kind") == "pane"
+        pane_cols = [
+            F.lit(ctx.job).alias("job"), F.lit(ctx.version).cast("int").alias("version"),
+            F.lit(ctx.store).alias("store"), *(F.col(f"`{c}`") for c in PANE_COLUMNS)]
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:
             # The operator emits panes only (its tasks write late records, late counts and
             # dead letters as side files themselves): one Spark job, no cache, no collect.
-            panes = batch.where(F.col("kind") == "pane").select(
-                F.lit(ctx.job).alias("job"), F.lit(ctx.version).cast("int").alias("version"),
-                F.lit(ctx.store).alias("store"), *pane_cols)
+            panes = batch.where(is_pane).select(*pane_cols)
             self._panes[batch_id] = write_panes(ctx, panes, batch_id, self.catalog_writer)
 
         return (
