@@ -1,10 +1,10 @@
 package tidemark.spark;
 
 import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
@@ -18,8 +18,7 @@ import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.apache.spark.TaskContext;
-import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -28,6 +27,9 @@ import org.apache.spark.sql.execution.datasources.OutputWriter;
 import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.types.StructType;
+
+import scala.reflect.ClassTag$;
+import scala.runtime.AbstractFunction2;
 
 /**
  * One micro-batch's panes written as the Parquet files of one directory, replacing what the
@@ -69,12 +71,11 @@ public final class PaneFiles {
         fs.delete(target, true);
         fs.mkdirs(target);
 
-        JavaRDD<InternalRow> rows = ds.queryExecution().toRdd().toJavaRDD();
-        Function2<Integer, Iterator<InternalRow>, Iterator<Long>> task =
-                (index, it) -> Collections.singletonList(
-                        writePartition(index, it, dir, ext, schema, factory, keys)).iterator();
+        RDD<InternalRow> rows = ds.queryExecution().toRdd();
+        long[] counts = (long[]) spark.sparkContext().runJob(
+                rows, new WriteTask(dir, ext, schema, factory, keys), ClassTag$.MODULE$.Long());
         long total = 0;
-        for (long n : rows.mapPartitionsWithIndex(task, false).collect()) {
+        for (long n : counts) {
             total += n;
         }
         if (total == 0) {
@@ -90,7 +91,42 @@ public final class PaneFiles {
         return total;
     }
 
-    private static long writePartition(int index, Iterator<InternalRow> it, String dir,
+    /**
+     * One task's work: its partition's rows into one file. A named class rather than a lambda:
+     * Spark runs its closure cleaner on every lambda a job is given (reading and parsing the
+     * class file that declares it, every batch), and skips objects that are not closures.
+     */
+    static final class WriteTask
+            extends AbstractFunction2<TaskContext, scala.collection.Iterator<InternalRow>, Object>
+            implements Serializable {
+        private static final long serialVersionUID = 1L;
+        private final String dir;
+        private final String ext;
+        private final StructType schema;
+        private final OutputWriterFactory factory;
+        private final HashMap<String, String> keys;
+
+        WriteTask(String dir, String ext, StructType schema, OutputWriterFactory factory,
+                  HashMap<String, String> keys) {
+            this.dir = dir;
+            this.ext = ext;
+            this.schema = schema;
+            this.factory = factory;
+            this.keys = keys;
+        }
+
+        @Override
+        public Object apply(TaskContext tc, scala.collection.Iterator<InternalRow> it) {
+            try {
+                return writePartition(tc.partitionId(), it, dir, ext, schema, factory, keys);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    private static long writePartition(int index, scala.collection.Iterator<InternalRow> it,
+                                       String dir,
                                        String ext, StructType schema,
                                        OutputWriterFactory factory, Map<String, String> keys)
             throws IOException {
