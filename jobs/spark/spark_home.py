@@ -86,8 +86,9 @@ def _complete(home: Path, installed: Path, lib: Path) -> bool:
 
 
 def _create(home: Path, installed: Path, lib: Path) -> Path | None:
-    """Build the home beside its final place and move it there in one rename (two drivers
-    starting at once each build their own; the loser's copy is removed)."""
+    """Build the home beside its final place and move it there in one rename. Drivers
+    starting at once each build one and the first rename wins; a complete home is never
+    removed (a JVM may be starting with it), a stale one is moved aside and deleted."""
     BUILD.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=".spark-home-", dir=BUILD))
     try:
@@ -98,15 +99,18 @@ def _create(home: Path, installed: Path, lib: Path) -> Path | None:
             for z in lib.glob("py4j-*-src.zip"):
                 (staged / "python" / "lib" / z.name).symlink_to(z)
             (staged / "python" / "lib" / "py4j").touch()  # marks that the zip was kept
-        if home.exists():
-            shutil.rmtree(home, ignore_errors=True)
-        try:
-            os.rename(staged, home)
-        except OSError:
-            if not _complete(home, installed, lib):
-                return None
+        for _ in range(2):
+            try:
+                os.rename(staged, home)
+                return home
+            except OSError:
+                if _complete(home, installed, lib):
+                    return home  # another driver made it first
+                aside = Path(tempfile.mkdtemp(prefix=".spark-home-stale-", dir=BUILD))
+                os.rename(home, aside / "home")
+                shutil.rmtree(aside, ignore_errors=True)  # links only: nothing they name
+        return None
     except OSError:
         return None
     finally:
         shutil.rmtree(staged, ignore_errors=True)
-    return home
