@@ -9,8 +9,8 @@ check its state schema, and it spent ~0.7 s of CPU compiling pyspark (docs/perfo
 
 When the driver JVM would run with pyspark's own installation as its Spark home and its
 Python processes run this interpreter (so the installed, byte-compiled pyspark of the same
-release is importable), the JVM is started with a home that links to every entry of
-pyspark's directory except ``python``: Spark's path entries for ``pyspark.zip`` and py4j's
+release is importable), the JVM is started with a home that links to pyspark's scripts, jars
+and configuration and has no ``python`` directory: Spark's path entries for ``pyspark.zip`` and py4j's
 zip then name files that do not exist, Python skips them, and pyspark and py4j come from the
 installation. A Spark home set by the user (a Spark distribution) is left alone, and so are
 the executors of a cluster, which start with their own home.
@@ -68,14 +68,22 @@ def driver_spark_home(worker_python: str) -> Path | None:
     return _create(home, installed, lib)
 
 
+LINKED = ("bin", "jars", "sbin", "conf", "RELEASE")
+"""What Spark's launcher and JVM read from a Spark home (scripts, jars, configuration). No
+Python source is linked: the home lives in the source tree's build directory, where linked
+modules would be found by tools that walk it (mypy)."""
+
+
 def _entries(installed: Path) -> list[str]:
-    return sorted(e.name for e in installed.iterdir() if e.name != "python")
+    return [name for name in LINKED if (installed / name).exists()]
 
 
 def _complete(home: Path, installed: Path, lib: Path) -> bool:
-    """Whether ``home`` links to this installation's every entry (a moved or upgraded venv
-    leaves links to elsewhere)."""
+    """Whether ``home`` holds exactly the links to this installation's entries (a moved or
+    upgraded venv leaves links to elsewhere)."""
     if not home.is_dir():
+        return False
+    if sorted(os.listdir(home)) != sorted([*_entries(installed), "python"]):
         return False
     for name in _entries(installed):
         link = home / name

@@ -45,6 +45,10 @@ def test_the_home_holds_pyspark_s_scripts_and_jars_but_no_python_zip() -> None:
     assert sorted(p.name for p in (home / "jars").iterdir()) == sorted(
         p.name for p in (INSTALLED / "jars").iterdir())
     assert not (home / "python" / "lib" / "pyspark.zip").exists()
+    # no Python source: the home sits in the source tree's build directory, which mypy walks
+    assert sorted(os.listdir(home)) == sorted(
+        [*(n for n in ("bin", "jars", "sbin", "conf", "RELEASE") if (INSTALLED / n).exists()),
+         "python"])
     assert (INSTALLED / "python" / "lib" / "pyspark.zip").is_file()  # nothing was removed
 
 
