@@ -11,6 +11,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from jobs.definition.evaluator.compiler import _builds, build
 from jobs.definition.evaluator.operators import _comparable, _int_result, _truth
@@ -95,6 +96,16 @@ def _nullif(node: exp.Nullif) -> Fn:
     return run
 
 
+def _type_text(to: exp.DataType) -> str:
+    """A CAST's target type as Spark SQL text for a message. sqlglot's Spark generator raises
+    on some types its parser accepts (``2f(m)`` reads as ``CAST(2 AS FLOAT(m))``, whose size
+    is not a number); the message then names the type as written."""
+    try:
+        return to.sql(dialect="spark")
+    except (ValueError, TypeError, SqlglotError):
+        return to.sql()
+
+
 @_builds(exp.Cast, exp.TryCast)
 def _cast_node(node: exp.Cast) -> Fn:
     to = node.args.get("to")
@@ -104,7 +115,7 @@ def _cast_node(node: exp.Cast) -> Fn:
     target = _CAST_TYPES.get(str(type_name).upper())
     if target is None or to.expressions:
         raise _fail(
-            f"CAST to {to.sql(dialect='spark')} is not supported (use STRING, TINYINT, SMALLINT, "
+            f"CAST to {_type_text(to)} is not supported (use STRING, TINYINT, SMALLINT, "
             "INT, BIGINT, FLOAT, DOUBLE, BOOLEAN or TIMESTAMP)"
         )
     if node.args.get("format"):
