@@ -112,9 +112,7 @@ def _parse_uncached(sql: str, field: str) -> exp.Expr | list[FieldError]:
             nesting -= 1
     try:
         parsed = sqlglot.parse(sql, read=DIALECT)
-    except ParseError as exc:
-        return [(field, f"not a valid SQL expression: {_short(exc)}")]
-    except ValueError as exc:  # a function builder of sqlglot's refusing its arguments
+    except (ParseError, ValueError) as exc:  # ValueError: a sqlglot function builder refusing
         return [(field, f"not a valid SQL expression: {_short(exc)}")]
     except RecursionError:  # prefix operators (NOT NOT ...) nest without brackets
         return [(field, f"nests deeper than {MAX_EXPRESSION_DEPTH} levels")]

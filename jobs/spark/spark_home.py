@@ -10,8 +10,8 @@ check its state schema, and it spent ~0.7 s of CPU compiling pyspark (docs/perfo
 When the driver JVM would run with pyspark's own installation as its Spark home and its
 Python processes run this interpreter (so the installed, byte-compiled pyspark of the same
 release is importable), the JVM is started with a home that links to pyspark's scripts, jars
-and configuration and has no ``python`` directory: Spark's path entries for ``pyspark.zip`` and py4j's
-zip then name files that do not exist, Python skips them, and pyspark and py4j come from the
+and configuration, with an empty ``python/lib``: Spark's path entries for ``pyspark.zip`` and
+py4j's zip then name files that do not exist, Python skips them, and pyspark and py4j come from the
 installation. A Spark home set by the user (a Spark distribution) is left alone, and so are
 the executors of a cluster, which start with their own home.
 """
@@ -27,6 +27,11 @@ from pathlib import Path
 from jobs.spark.jvm import BUILD
 
 ENV = "SPARK_HOME"
+
+LINKED = ("bin", "jars", "sbin", "conf", "RELEASE")
+"""What Spark's launcher and JVM read from a Spark home (scripts, jars, configuration). No
+Python source is linked: the home lives in the source tree's build directory, where linked
+modules would be found by tools that walk it (mypy)."""
 
 
 def _same(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
@@ -66,12 +71,6 @@ def driver_spark_home(worker_python: str) -> Path | None:
     if _complete(home, installed, lib):
         return home
     return _create(home, installed, lib)
-
-
-LINKED = ("bin", "jars", "sbin", "conf", "RELEASE")
-"""What Spark's launcher and JVM read from a Spark home (scripts, jars, configuration). No
-Python source is linked: the home lives in the source tree's build directory, where linked
-modules would be found by tools that walk it (mypy)."""
 
 
 def _entries(installed: Path) -> list[str]:
