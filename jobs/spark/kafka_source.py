@@ -84,15 +84,12 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
         parsed = F.from_csv(text, f"{src.schema}, {CORRUPT_COLUMN} STRING", parse_opts)
     else:
         parsed = F.from_json(text, parse_schema, parse_opts)
-    # the parsed struct comes out of a one-row generator: a filter over a plain projection
-    # would be pushed below it with ``from_json`` inlined into its condition (the gate's
-    # condition names the parsed fields up to 31 times: the value parsed several times per
-    # record), whereas a filter over a generator's output stays above it (parsed once). The
-    # parse itself sits in the projection below the generator: ``from_json`` has no generated
-    # code, and inside the generator it kept the whole generator out of code generation
-    # (``Inline.eval`` and a row copy per record)
-    parsed_rows = raw.select(
-        parsed.alias("__p"),
+    # the parse sits in a projection of its own, below the gate's: the gate's filter reads a
+    # verdict that projection computes with a nondeterministic function, and Spark pushes no
+    # filter through such a projection, so the value is parsed once per record (a filter over
+    # the parse would be pushed below it with ``from_json`` inlined into its condition)
+    staged = raw.select(
+        parsed.alias("__v"),
         text.alias("__text"),
         F.col("key").cast("string").alias("kafka_key"),
         F.col("topic").alias("kafka_topic"),
@@ -100,10 +97,6 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
         F.col("offset").cast("bigint").alias("kafka_offset"),
         F.col("timestamp").alias("kafka_timestamp"),
         *([headers_column(F.col("headers")).alias(HEADERS)] if headers else []),
-    )
-    staged = parsed_rows.select(
-        F.inline(F.array(F.struct(F.col("__p").alias("__v")))),
-        *[c for c in parsed_rows.columns if c != "__p"],
     )
     value_cols = [F.col(f"__v.`{f.name}`").alias(f.name) for f in schema.fields]
     # built inside the branch: only malformed values pay for serialising the dead letter
