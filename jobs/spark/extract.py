@@ -130,10 +130,31 @@ def string_json(k: Column) -> Column:
     number")."""
     from pyspark.sql import functions as F
 
+    jvm = _jvm_string_json(k)
+    if jvm is not None:
+        return jvm
     plain = F.concat(F.lit('"'), k, F.lit('"'))
     needs_jackson = k.rlike(JSON_ESCAPED) | ~F.is_valid_utf8(k)
     return F.when(k.isNull(), F.lit(None).cast("string")).when(
         needs_jackson, key_json_column(k)).otherwise(plain)
+
+
+def _jvm_string_json(k: Column) -> Column | None:
+    """:func:`string_json` as one call of tidemark's JVM function (``JsonText.java``): the
+    same text, without a regular expression over a Java copy of every string and with far less
+    code for the JIT to compile into each projection; None when the session's JVM has no
+    tidemark classes (jobs/spark/jvm.py)."""
+    from py4j.java_gateway import JavaClass
+    from pyspark import SparkContext
+    from pyspark.sql.classic.column import Column as ClassicColumn
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return None
+    cls = sc._jvm.tidemark.spark.JsonText
+    if not isinstance(cls, JavaClass):
+        return None
+    return ClassicColumn(cls.column(k._jc))
 
 
 def raw_key_possible(defn: Definition, empty: DataFrame) -> bool:

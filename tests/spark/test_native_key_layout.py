@@ -165,6 +165,9 @@ def test_string_key_text_is_jacksons(spark: Any) -> None:
         (F.col("trimmed") == F.col("fast")).alias("same_trimmed"),
     ).collect()
     assert len(out) == len(texts) + 1
+    # the session has tidemark's jar: the text comes from its one JVM call (JsonText.java)
+    plan = df.select(_key_text(projection))._jdf.queryExecution().executedPlan().toString()
+    assert "JsonText" in plan and "rlike" not in plan.lower(), plan
     for row in out:
         if row["is_null"]:
             assert row["fast"] is None
