@@ -20,7 +20,7 @@ late records.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
@@ -125,14 +125,18 @@ def string_json(k: Column) -> Column:
 
     Jackson writes a string that holds no character it escapes as ``"`` + text + ``"``; only a
     string with such a character, or with bytes that are not valid UTF-8 (Jackson sees them as
-    U+FFFD), takes :func:`key_json_column`. Profiled on the native path: ``to_json`` per pane
-    was the largest single cost of building pane rows (docs/performance.md, "What limits each
-    number")."""
+    U+FFFD), needs Jackson. Profiled on the native path: ``to_json`` per pane was the largest
+    single cost of building pane rows (docs/performance.md, "What limits each number"). One
+    JVM call where the session has tidemark's jar, else :func:`sql_string_json`."""
+    jvm = _jvm_string_json(k)
+    return jvm if jvm is not None else sql_string_json(k)
+
+
+def sql_string_json(k: Column) -> Column:
+    """:func:`string_json` in Spark SQL alone: the concatenation, and :func:`key_json_column`
+    for a string with a character Jackson escapes or with bytes that are not valid UTF-8."""
     from pyspark.sql import functions as F
 
-    jvm = _jvm_string_json(k)
-    if jvm is not None:
-        return jvm
     plain = F.concat(F.lit('"'), k, F.lit('"'))
     needs_jackson = k.rlike(JSON_ESCAPED) | ~F.is_valid_utf8(k)
     return F.when(k.isNull(), F.lit(None).cast("string")).when(
@@ -149,9 +153,10 @@ def _jvm_string_json(k: Column) -> Column | None:
     from pyspark.sql.classic.column import Column as ClassicColumn
 
     sc = SparkContext._active_spark_context
-    if sc is None:
+    jvm: Any = None if sc is None else sc._jvm
+    if jvm is None:
         return None
-    cls = sc._jvm.tidemark.spark.JsonText
+    cls = jvm.tidemark.spark.JsonText
     if not isinstance(cls, JavaClass):
         return None
     return ClassicColumn(cls.column(k._jc))

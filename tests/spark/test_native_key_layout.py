@@ -141,10 +141,11 @@ def test_string_key_text_is_jacksons(spark: Any) -> None:
     """A string key's pane text skips Jackson unless the string holds a character Jackson
     escapes or bytes that are not UTF-8; every string must still read exactly as ``to_json``
     writes it (control characters, quotes, backslashes, brackets, non-ASCII, invalid UTF-8,
-    the empty string, null)."""
+    the empty string, null), both from tidemark's JVM function and from the SQL form a session
+    without tidemark's jar uses."""
     from pyspark.sql import functions as F
 
-    from jobs.spark.extract import KEY, Projection, key_json_column
+    from jobs.spark.extract import KEY, Projection, key_json_column, sql_string_json
     from jobs.spark.native import _key_text
 
     projection = Projection(columns=[], agg_types={}, source_columns=[], key_raw=True,
@@ -157,12 +158,14 @@ def test_string_key_text_is_jacksons(spark: Any) -> None:
     reference = F.to_json(F.array(F.col(KEY)))  # "[<text>]", as Jackson writes it
     out = df.select(
         _key_text(projection).alias("fast"), key_json_column(F.col(KEY)).alias("trimmed"),
+        sql_string_json(F.col(KEY)).alias("sql"),  # the form for a session without the jar
         reference.alias("ref"), F.col(KEY).isNull().alias("is_null"),
         F.is_valid_utf8(F.col(KEY)).alias("utf8"),
     ).select(
         "fast", "ref", "is_null", "utf8",
         (F.col("fast") == F.substring(F.col("ref"), 2, F.length(F.col("ref")) - 2)).alias("same"),
         (F.col("trimmed") == F.col("fast")).alias("same_trimmed"),
+        (F.col("sql") == F.col("fast")).alias("same_sql"),
     ).collect()
     assert len(out) == len(texts) + 1
     # the session has tidemark's jar: the text comes from its one JVM call (JsonText.java)
@@ -172,7 +175,7 @@ def test_string_key_text_is_jacksons(spark: Any) -> None:
         if row["is_null"]:
             assert row["fast"] is None
             continue
-        assert row["same"] and row["same_trimmed"], row
+        assert row["same"] and row["same_trimmed"] and row["same_sql"], row
     assert [r["fast"] for r in out[:3]] == ['"a"', '""', '"é\U0001f600"']
     assert out[5]["fast"] == '"line\\nbreak"'
     assert not out[-1]["utf8"]  # the invalid bytes took Jackson's path (U+FFFD)
