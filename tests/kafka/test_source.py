@@ -115,8 +115,8 @@ def test_the_native_query_parses_each_value_once(
     plan = spark._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "extended")
     physical = plan.split("== Physical Plan ==")[1]
     assert physical.count("from_json(") == 1, plan
-    # the parsed value is read straight from the parse's projection: no generator stages it
-    # (a row and an array allocated per record, and the largest method C2 compiled)
+    # the parsed value is read straight from the parse's projection, with no generator
+    # between the parse and the gate (one would allocate an array and a row per record)
     assert "Generate" not in physical, plan
     # the gate's verdict is computed once, in a projection, and its filter only reads it:
     # as the filter's condition it was pushed below the projections with their expressions

@@ -22,8 +22,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * generated code makes: most strings need no escaping and are copied between quotes; only a
  * string holding a character Jackson escapes (control characters, {@code "} and {@code \}) or
  * bytes that are not valid UTF-8 (which Spark decodes as U+FFFD) goes through Jackson itself.
- * As SQL this was a regular expression over a Java copy of the string, a UTF-8 check and
- * {@code to_json} in a branch: code the JIT compiled into every pane's projection.
+ * Why Java: in SQL the same rule takes a regular expression over a Java copy of the string, a
+ * UTF-8 check and {@code to_json} in a branch, all compiled into each projection that needs a
+ * key's text (every record on the engine path, every pane on the native path).
  */
 public final class JsonText {
     private static final JsonFactory FACTORY = new JsonFactory();
