@@ -235,6 +235,16 @@ def referenced_columns(sql: str) -> set[str]:
     return {column_path(c)[0] for c in parse_expression(sql).find_all(exp.Column)}
 
 
+def plain_column(sql: str) -> str | None:
+    """The column name when an allowed expression is nothing but one top-level column (``team``,
+    ```my col```), else None: the Spark runtime reads such a column straight from the source's
+    schema, without its SQL parser and analyser."""
+    tree = parse_expression(sql)
+    if isinstance(tree, exp.Column) and isinstance(tree.this, exp.Identifier) and len(tree.parts) == 1:
+        return str(tree.this.name)
+    return None
+
+
 def column_path(column: exp.Column) -> list[str]:
     """``a.b.c`` -> ``["a", "b", "c"]`` (the first part is a source column, the rest struct
     fields)."""

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from jobs.definition.errors import DefinitionError
 from jobs.definition.model import Definition
-from jobs.definition.sql import referenced_columns, spark_sql
+from jobs.definition.sql import plain_column, referenced_columns, spark_sql
 from jobs.engine.extract import BOUND_LIMIT, EARLIEST_MS, LATEST_MS, window_reach
 from jobs.spark.errors import SparkRuntimeError
 from jobs.spark.schema import CORRUPT_COLUMN
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import DataType, StructField, StructType
 
 KEY = "__key"
 EVENT_TIME = "__et"
@@ -78,11 +78,37 @@ def _analyse(empty: DataFrame, expr: str, field: str) -> DataType:
         shown = ", ".join(f.name for f in empty.schema.fields if f.name != CORRUPT_COLUMN)
         raise SparkRuntimeError(
             f"{missing[0]!r} is not a column of the source (its columns: {shown})", field)
+    field_of = _source_field(empty, expr)
+    if field_of is not None:
+        return field_of.dataType
     try:
         return empty.select(F.expr(spark_sql(expr)).alias("x")).schema.fields[0].dataType
     except (PySparkException, ValueError, DefinitionError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SparkRuntimeError(f"Spark rejects {expr!r}: {first}", field) from exc
+
+
+def _source_field(empty: DataFrame, expr: str) -> StructField | None:
+    """The source field an expression is nothing but (one top-level column, matched as Spark
+    matches names: case-insensitively, and only when exactly one field matches), else None.
+    Such an expression needs neither Spark's SQL parser nor a trip through its analyser: its
+    type is the field's, and its column is the field itself (:func:`source_column`)."""
+    name = plain_column(expr)
+    if name is None:
+        return None
+    found = [f for f in empty.schema.fields if f.name.lower() == name.lower()]
+    return found[0] if len(found) == 1 else None
+
+
+def source_column(empty: DataFrame, expr: str) -> Column:
+    """``expr`` (an allowed expression over ``empty``'s columns) as a Spark column: the source
+    field itself when the expression is nothing but that field, else ``expr`` parsed by Spark."""
+    from pyspark.sql import functions as F
+
+    field_of = _source_field(empty, expr)
+    if field_of is not None:
+        return F.col("`" + field_of.name.replace("`", "``") + "`")
+    return F.expr(spark_sql(expr))
 
 
 def key_json_column(k: Column, atomic: bool = True) -> Column:
@@ -222,7 +248,7 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         key_type = key_dtype.simpleString()
         if raw_key and not _groups_as_json(key_dtype):
             raise SparkRuntimeError("cannot group by this key's raw value", "key")
-        k = F.expr(spark_sql(defn.key))
+        k = source_column(empty, defn.key)
         cols.append((k if raw_key else key_text(k, key_dtype)).alias(KEY))
     if defn.uses_processing_time:
         # the processing clock: the engine stamps records with the batch's processing time
@@ -232,7 +258,7 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
         out_of_range = F.lit(None).cast("bigint")
     else:
         et_type = _analyse(empty, defn.event_time, "event_time")
-        et = to_ms(F.expr(spark_sql(defn.event_time)), et_type)
+        et = to_ms(source_column(empty, defn.event_time), et_type)
         # outside the representable instants, or with windows past ±2^62 ms
         # (jobs.engine.extract), is null: a dead letter, never int64 overflow
         reach = window_reach(defn)
@@ -250,7 +276,7 @@ def build_projection(defn: Definition, schema: StructType, empty: DataFrame,
             agg_types[agg.name] = "int"
             continue
         dtype = _analyse(empty, agg.of, field)
-        col = F.expr(spark_sql(agg.of))
+        col = source_column(empty, agg.of)
         if agg.fn in NUMERIC_FNS and not isinstance(dtype, NumericType):
             raise SparkRuntimeError(
                 f"{agg.fn} needs a numeric input, {agg.of!r} is {dtype.simpleString()}", field

@@ -7,7 +7,7 @@ import pytest
 from jobs.definition import DefinitionError, compile_expression, referenced_columns, spark_sql
 from jobs.definition.expr import SUPPORTED_FUNCTIONS
 from jobs.definition.schema import parse_schema
-from jobs.definition.sql import check_expression
+from jobs.definition.sql import check_expression, plain_column
 
 ACCEPTED = [
     "team", "`odd name`", "meta.region", "a.b.c.d", "score + 1", "score * 2 - 1 / 3",
@@ -126,6 +126,16 @@ def test_referenced_columns_are_top_level_names() -> None:
     assert referenced_columns("concat(team, meta.region, '-', `odd name`)") == {
         "team", "meta", "odd name"}
     assert referenced_columns("1 + 2") == set()
+
+
+def test_plain_column_is_one_top_level_name_only() -> None:
+    assert plain_column("team") == "team"
+    assert plain_column("`odd name`") == "odd name"
+    assert plain_column("`a``b`") == "a`b"
+    for other in ("meta.region", "(team)", "team + 1", "lower(team)", "'team'", "1"):
+        assert plain_column(other) is None, other
+    with pytest.raises(DefinitionError):
+        plain_column("reflect('a', 'b')")
 
 
 def test_spark_sql_renders_the_checked_tree() -> None:
