@@ -87,15 +87,30 @@ def register(spark: SparkSession) -> bool:
     return True
 
 
-def pane_files(spark: SparkSession) -> Any | None:
-    """The JVM's ``tidemark.spark.PaneFiles`` (a batch's panes written as Parquet files without
-    a write query of its own: jobs/spark/sinks.py), or None when the session's JVM has no
-    tidemark jar on its class path."""
+_STATICS: dict[tuple[str, str], tuple[Any, Any]] = {}
+"""(class, method) -> (the JVM view it was looked up in, the py4j member or None)."""
+
+
+def static_method(spark: SparkSession, cls: str, name: str) -> Any | None:
+    """The py4j handle of the static method ``cls.name`` in ``spark``'s JVM, looked up once per
+    JVM (each lookup is a reflection round trip, and the per-batch callers run every
+    micro-batch); None when the JVM has no such class (no tidemark jar on its class path)."""
     from py4j.java_gateway import JavaClass
 
     jvm: Any = spark._jvm
-    cls = getattr(jvm, PANE_FILES_CLASS) if jvm is not None else None
-    return cls if isinstance(cls, JavaClass) else None
+    hit = _STATICS.get((cls, name))
+    if hit is None or hit[0] is not jvm:
+        found = getattr(jvm, cls) if jvm is not None else None
+        member = getattr(found, name) if isinstance(found, JavaClass) else None
+        hit = _STATICS[(cls, name)] = (jvm, member)
+    return hit[1]
+
+
+def pane_files(spark: SparkSession) -> Any | None:
+    """``tidemark.spark.PaneFiles.write`` in the session's JVM (a batch's panes written as
+    Parquet files without a write query of its own: jobs/spark/sinks.py), or None when the
+    session's JVM has no tidemark jar on its class path."""
+    return static_method(spark, PANE_FILES_CLASS, "write")
 
 
 def register_our_watermark(spark: SparkSession, checkpoint: str, shift: int,

@@ -127,9 +127,9 @@ def write_parquet(panes: DataFrame, path: str,
 
     from jobs.spark.jvm import pane_files
 
-    writer = pane_files(panes.sparkSession)
-    if writer is not None:
-        return int(writer.write(panes._jdf, path))
+    write = pane_files(panes.sparkSession)
+    if write is not None:
+        return int(write(panes._jdf, path))
     if written is not None:
         panes.write.mode("overwrite").parquet(path)
         known = written()

@@ -28,9 +28,10 @@ and that rule (``choose_counting``, ``rows_after``) belong to the checkpoint man
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jobs.spark.errors import SparkRuntimeError
+from jobs.spark.jvm import static_method
 from jobs.storage.manifest import (
     COUNT_FILE,
     Counting,
@@ -141,11 +142,14 @@ class StateRowCounter:
 
 
 def batch_counts(spark: SparkSession, query: StreamingQuery) -> BatchCounts:
-    """The state operators' metrics of ``query``'s running micro-batch (its last execution)."""
-    jvm: Any = spark.sparkContext._jvm
-    jsq: Any = query._jsq
-    plan = jsq.streamingQuery().lastExecution().executedPlan()
-    v = list(getattr(jvm, METRICS_CLASS).of(plan))
-    return BatchCounts(restored_output=int(v[0]), updated=int(v[1]), removed=int(v[2]),
-                       dropped=int(v[3]), total=int(v[4]), operators=int(v[5]),
-                       save_output=int(v[6]))
+    """The state operators' metrics of ``query``'s running micro-batch (its last execution),
+    in one py4j call (``StateMetrics.ofQuery``)."""
+    of_query = static_method(spark, METRICS_CLASS, "ofQuery")
+    if of_query is None:
+        raise SparkRuntimeError("the session's JVM has no tidemark jar (StateMetrics)")
+    text = of_query(query._jsq)
+    if text is None:
+        raise SparkRuntimeError("the query has not executed a micro-batch yet")
+    v = [int(x) for x in str(text).split(",")]
+    return BatchCounts(restored_output=v[0], updated=v[1], removed=v[2], dropped=v[3],
+                       total=v[4], operators=v[5], save_output=v[6])

@@ -2,6 +2,9 @@ package tidemark.spark;
 
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.streaming.runtime.IncrementalExecution;
+import org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper;
+import org.apache.spark.sql.streaming.StreamingQuery;
 
 /**
  * The streaming aggregation's operator metrics of one executed micro-batch plan, summed over
@@ -34,6 +37,24 @@ public final class StateMetrics {
         long[] out = new long[7];
         visit(plan, out);
         return out;
+    }
+
+    /**
+     * {@link #of} the running query's last executed micro-batch, as comma-separated text (one
+     * py4j call per batch, no Java array crossing element by element); null before the query
+     * has executed a batch.
+     */
+    public static String ofQuery(StreamingQuery query) {
+        IncrementalExecution last = ((StreamingQueryWrapper) query).streamingQuery().lastExecution();
+        if (last == null) {
+            return null;
+        }
+        long[] v = of(last.executedPlan());
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < v.length; i++) {
+            text.append(i == 0 ? "" : ",").append(v[i]);
+        }
+        return text.toString();
     }
 
     private static void visit(SparkPlan node, long[] out) {
