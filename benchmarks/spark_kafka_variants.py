@@ -141,7 +141,8 @@ THREAD_GROUPS = (("C2 Compiler", "jit_c2"), ("C1 Compiler", "jit_c1"), ("GC Thre
                  ("G1 ", "gc"), ("Executor task", "tasks"), ("stream executio", "stream_thread"),
                  ("Thread-", "py4j_callbacks"), ("dag-scheduler", "scheduler"))
 """JVM thread names (``/proc/<pid>/task/<tid>/comm``, cut at 15 characters) by what they do;
-``Thread-N`` threads are py4j's, which run the driver's Python callbacks (``foreachBatch``)."""
+``Thread-N`` threads are py4j's connection threads: the driver's Python calls into the JVM
+(building the query, polling its progress) and its callbacks (``foreachBatch``)."""
 
 
 def jvm_thread_cpu(pid: int) -> dict[str, float]:
