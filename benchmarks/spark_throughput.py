@@ -49,8 +49,12 @@ Ratios are reported against both baselines (``ratio_vs_spark_native`` and
 
 Usage: python benchmarks/spark_throughput.py [--events 2000000] [--keys 10000] [--files 20]
        [--variants spark_native,spark_native_tuned,tidemark_native,tidemark_engine]
-       [--rounds 1] [--keep]
-With --rounds N every variant runs N times, interleaved (A B C A B C ...), and the run with the
+       [--rounds 1] [--order alternate] [--keep]
+With --rounds N every variant runs N times, interleaved, in the order --variants gives in even
+rounds and in the reverse order in odd ones (A B C, C B A, A B C ...; ``--order fixed``: always
+A B C): the run that follows another in the same round tends to come out a point or two
+better (docs/performance.md, Method), so with an even number of rounds each variant of a pair
+runs first as often as second. The run with the
 lower median events/s of each variant is reported (all runs are kept under "runs");
 "paired_by_round" adds, per variant, its ratio to each baseline run of the same round and the
 median of those ratios (baselines ``spark_native``, ``spark_native_tuned`` and, for the Kafka
@@ -397,6 +401,14 @@ def measure(variant: str, data: Path, base: Path, round_no: int = 0,
     return result
 
 
+def round_order(variants: list[str], round_no: int, order: str) -> list[str]:
+    """The variants in the order round ``round_no`` runs them: ``alternate`` reverses every
+    odd round (so a pair's runs take turns at going first), ``fixed`` never does."""
+    if order == "alternate" and round_no % 2 == 1:
+        return list(reversed(variants))
+    return list(variants)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=2_000_000)
@@ -405,6 +417,8 @@ def main() -> int:
     ap.add_argument("--variants",
                     default="spark_native,spark_native_tuned,tidemark_native,tidemark_engine")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--order", choices=("alternate", "fixed"), default="alternate",
+                    help="alternate: odd rounds run the variants in reverse order")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--output", default=str(ROOT / "benchmarks" / "results" / "spark_throughput.json"))
     ap.add_argument("--child")
@@ -444,9 +458,10 @@ def main() -> int:
             broker = start_kafka(base, data, args.events, args.files)
         runs: list[dict[str, Any]] = []
         for round_no in range(args.rounds):
-            for v in variants:
+            for position, v in enumerate(round_order(variants, round_no, args.order)):
                 r = measure(v, data, base, round_no, hdfs)
                 r["round"] = round_no
+                r["position_in_round"] = position
                 r["load_avg_1m_after"] = round(os.getloadavg()[0], 2)
                 runs.append(r)
         results = [_median_run([r for r in runs if r["variant"] == v]) for v in variants]
@@ -499,6 +514,7 @@ def main() -> int:
             "config": {"master": "local[2]", "shuffle_partitions": 2, "state_store": "RocksDB",
                        "maxFilesPerTrigger": 1, "trigger": "availableNow"},
             "rounds": args.rounds,
+            "order": args.order,
             "results": results,
             "runs": [{k: v for k, v in r.items() if k != "panes"} for r in runs],
             "paired_by_round": paired_ratios(runs, variants),

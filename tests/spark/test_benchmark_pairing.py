@@ -45,6 +45,19 @@ def test_ratios_pair_runs_of_the_same_round() -> None:
     assert paired["spark_native_tuned"]["vs_spark_native"]["median"] == 1.25
 
 
+def test_alternate_order_lets_each_variant_of_a_pair_run_first_as_often_as_second() -> None:
+    bench = _bench()
+    pair = ["spark_native_tuned", "tidemark_engine"]
+    orders = [bench.round_order(pair, n, "alternate") for n in range(4)]
+    assert orders == [pair, pair[::-1], pair, pair[::-1]]
+    first = [o[0] for o in orders]
+    assert first.count("tidemark_engine") == first.count("spark_native_tuned") == 2
+    assert [bench.round_order(pair, n, "fixed") for n in range(3)] == [pair] * 3
+    three = ["a", "b", "c"]
+    assert bench.round_order(three, 1, "alternate") == ["c", "b", "a"]
+    assert three == ["a", "b", "c"]  # the caller's list is left as it was
+
+
 def test_a_failed_run_drops_its_round() -> None:
     bench = _bench()
     runs = [_run("spark_native", 0, 80.0), _run("tidemark_native", 0, 60.0),
