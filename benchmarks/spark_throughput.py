@@ -54,8 +54,8 @@ With --rounds N every variant runs N times, interleaved, in the order --variants
 rounds and in the reverse order in odd ones (A B C, C B A, A B C ...; ``--order fixed``: always
 A B C): the run that follows another in the same round tends to come out a point or two
 better (docs/performance.md, Method), so with an even number of rounds each variant of a pair
-runs first as often as second. The run with the
-lower median events/s of each variant is reported (all runs are kept under "runs");
+runs first as often as second. The run with the lower median events/s of each variant is
+reported (all runs are kept under "runs");
 "paired_by_round" adds, per variant, its ratio to each baseline run of the same round and the
 median of those ratios (baselines ``spark_native``, ``spark_native_tuned`` and, for the Kafka
 variants, ``spark_native_kafka``), on events/s and, as ``..._per_cpu_s``, on events per CPU
