@@ -85,6 +85,9 @@ VARIABLES: dict[str, str] = {
     "TIDEMARK_JVM_CDS": "off: drivers start without the class-data sharing archive "
                         "(jobs/spark/cds.py)",
     "TIDEMARK_GATE": "python: the native path uses the Python gate (jobs/spark/jvm.py)",
+    "TIDEMARK_JSON_PARSER": "spark: JSON files and Kafka values are parsed by Spark's "
+                            "parser alone, without tidemark's plain-case parser "
+                            "(jobs/spark/fast_json.py)",
     "TIDEMARK_JAR_CACHE": "where make install puts JVM bundles (jobs/jvmdeps)",
     "TIDEMARK_ENGINE_PROFILE": "benchmark only: a directory where the engine path's workers "
                                "write per-task CPU profiles "
@@ -144,6 +147,7 @@ OTHER_SETTINGS: dict[str, tuple[str, str]] = {
     "TIDEMARK_S3_REGION": ("s3.region", "str"),
     "TIDEMARK_S3_PATH_STYLE": ("s3.path_style", "bool"),
     "TIDEMARK_GATE": ("gate", "str"),
+    "TIDEMARK_JSON_PARSER": ("json_parser", "str"),
     "TIDEMARK_JVM_CDS": ("jvm_cds", "bool"),
     "TIDEMARK_LOG_LEVEL": ("log.level", "str"),
     "TIDEMARK_LOG_MAX_BYTES": ("log.max_bytes", "int"),

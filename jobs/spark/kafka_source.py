@@ -4,7 +4,8 @@ The connector (``spark-sql-kafka-0-10``, the ``spark-kafka`` JVM bundle) keeps t
 every micro-batch in the checkpoint's offsets log, so a restarted query re-reads exactly the
 batch it had not committed: exactly once from Kafka rests on that and on the idempotent sinks.
 
-The value is parsed with ``from_json`` / ``from_csv`` in PERMISSIVE mode with a corrupt-record
+The value is parsed with ``from_json`` (through tidemark's plain-case parser first,
+jobs/spark/fast_json.py) / ``from_csv`` in PERMISSIVE mode with a corrupt-record
 column, as the files source does: a value that is not JSON or has a wrong type becomes a dead
 letter whose ``record`` is ``{"kafka_topic", "kafka_partition", "kafka_offset", "kafka_value"}``
 (the raw text), and never stops the job. The metadata columns of :mod:`jobs.kafka.columns` sit
@@ -22,6 +23,7 @@ from jobs.kafka.columns import HEADERS, METADATA_NAMES
 from jobs.kafka.errors import KafkaSetupError
 from jobs.kafka.secrets import resolve_options
 from jobs.spark.errors import SparkRuntimeError
+from jobs.spark.fast_json import parse_json
 from jobs.spark.schema import CORRUPT_COLUMN, parse_ddl
 
 if TYPE_CHECKING:
@@ -57,7 +59,6 @@ def headers_column(headers: Column) -> Column:
 def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str]) -> DataFrame:
     """The topic as a streaming DataFrame: value columns, metadata columns, corrupt text."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType, StructField, StructType
 
     src = defn.source
     headers = uses_headers(defn)
@@ -77,13 +78,12 @@ def read_kafka(spark: SparkSession, defn: Definition, overrides: dict[str, str])
     for name, value in options.items():
         reader = reader.option(name, value)
     raw = reader.load()
-    parse_schema = StructType([*schema.fields, StructField(CORRUPT_COLUMN, StringType(), True)])
     parse_opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLUMN}
     text = F.col("value").cast("string")
     if (src.format or "json") == "csv":
         parsed = F.from_csv(text, f"{src.schema}, {CORRUPT_COLUMN} STRING", parse_opts)
     else:
-        parsed = F.from_json(text, parse_schema, parse_opts)
+        parsed = parse_json(spark, text, schema, CORRUPT_COLUMN, parse_opts)
     # the parse sits in a projection of its own, below the gate's: the gate's filter reads a
     # verdict that projection computes with a nondeterministic function, and Spark pushes no
     # filter through such a projection, so the value is parsed once per record (a filter over
