@@ -58,6 +58,8 @@ def queries(spark: Any, events: int, files: Path) -> dict[str, Callable[[], Any]
     cached = df.select(F.col("s").cast("binary").alias("value")).cache()
     cached.count()
     text = F.col("value").cast("string")
+    schema = StructType.fromDDL(SCHEMA)
+    assert isinstance(schema, StructType)
     options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLUMN}
     with_corrupt = f"{SCHEMA}, {CORRUPT_COLUMN} STRING"
 
@@ -76,13 +78,17 @@ def queries(spark: Any, events: int, files: Path) -> dict[str, Callable[[], Any]
         "from_json_plain": lambda: cached.select(F.from_json(text, SCHEMA).alias("v"))
         .agg(*total(F.col("v"))),
         "tidemark": lambda: cached.select(parse_json(
-            spark, text, StructType.fromDDL(SCHEMA), CORRUPT_COLUMN, options).alias("v"))
+            spark, text, schema, CORRUPT_COLUMN, options).alias("v"))
         .agg(*total(F.col("v"))),
         "json_files": lambda: from_files("json"),
         "tidemark_files": lambda: from_files(FAST_JSON_FILE_FORMAT),
     }
-    # a new DataFrame per run: collecting one DataFrame twice reuses its shuffle's map output
-    return {name: (lambda plan=plan: plan().collect()) for name, plan in plans.items()}
+
+    def collect(plan: Callable[[], Any]) -> Callable[[], Any]:
+        # a new DataFrame per run: collecting one DataFrame twice reuses its shuffle's output
+        return lambda: plan().collect()
+
+    return {name: collect(plan) for name, plan in plans.items()}
 
 
 def main() -> None:
