@@ -81,3 +81,19 @@ def test_a_files_source_of_json_lines_uses_it(spark: Any, tmp_path: Path) -> Non
     df = read_stream(spark, defn)
     plan = df._jdf.queryExecution().logical().toString()
     assert "FastJsonFileFormat" in plan or "tidemark.spark" in plan
+
+
+@pytest.mark.spark
+def test_the_switch_leaves_parsing_to_spark(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    from jobs.spark.fast_json import json_file_format, parse_json
+
+    monkeypatch.setenv("TIDEMARK_JSON_PARSER", "spark")
+    assert json_file_format(spark) == "json"
+    df = spark.createDataFrame([(b'{"s":"a"}',)], "value BINARY")
+    parsed = parse_json(spark, F.col("value").cast("string"), StructType.fromDDL(SCHEMA),
+                        CORRUPT, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT})
+    plan = df.select(parsed.alias("v"))._jdf.queryExecution().analyzed().toString().lower()
+    assert "coalesce" not in plan and "from_json" in plan
