@@ -1,14 +1,14 @@
 """JSON parsed by tidemark's plain-case parser first, Spark's own parser second.
 
 Spark's ``from_json`` builds a Jackson parser and a reader for every record: on a small event
-(three fields) that is about 2.6 us of CPU, more than the rest of a native job's per-record
-work. ``jvm/src/tidemark/spark/FastJson.java`` parses a flat object of printable-ASCII names
+(three fields) that is several times the CPU of reading the value at all
+(``benchmarks/json_parse.py``). ``jvm/src/tidemark/spark/FastJson.java`` parses a flat object of printable-ASCII names
 and strings, integers, booleans and nulls straight from the UTF-8 bytes, and answers null for
 anything else (escapes, non-ASCII text, fractions, nested values, a repeated name, trailing
 text, a value of the wrong kind for its column). ``coalesce(fast, from_json)`` then gives
 every record exactly the row ``from_json`` gives it (PERMISSIVE, corrupt-record column
 included): the plain case agrees with ``from_json`` on what it covers
-(``tests/kafka/test_fast_json.py`` compares the two on random values), and Spark parses the
+(``tests/spark/test_fast_json.py`` compares the two on random values), and Spark parses the
 rest.
 
 A ``files`` source of JSON lines gets the same through ``FastJsonFileFormat.java``: Spark's

@@ -31,8 +31,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * Anything else (escapes, non-ASCII text, fractions, nested values, a repeated name, trailing
  * text, a value of the wrong kind for its column) returns null, and the caller falls back to
  * {@code from_json} for that record ({@code coalesce(fast, from_json)}), so every answer is
- * Spark's own. Why: Spark's parser creates a Jackson parser and a reader per record, about
- * 2.6 us of CPU per small record, more than the rest of a native job's per-record work.
+ * Spark's own. Why: Spark's parser creates a Jackson parser and a reader per record, several
+ * times the CPU of reading a small record at all (benchmarks/json_parse.py).
  */
 public final class FastJson implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -60,16 +60,24 @@ public final class FastJson implements Serializable {
      * source's required columns), which must pass {@link #covers}; a name equal to
      * {@code corruptColumn} falls back. */
     static FastJson forColumns(StructType schema, String corruptColumn) {
+        return build(schema, corruptColumn, schema.fields().length);
+    }
+
+    /** {@code slots} wide rows for the columns of {@code schema}; a null
+     * {@code corruptColumn} matches no name. */
+    private static FastJson build(StructType schema, String corruptColumn, int slots) {
         StructField[] fields = schema.fields();
         byte[][] names = new byte[fields.length][];
         byte[] types = new byte[fields.length];
         for (int f = 0; f < fields.length; f++) {
+            int code = code(fields[f].dataType());
+            if (code < 0) throw new IllegalArgumentException("not covered: " + fields[f]);
             names[f] = fields[f].name().getBytes(StandardCharsets.UTF_8);
-            types[f] = (byte) code(fields[f].dataType());
+            types[f] = (byte) code;
         }
         byte[] corrupt = corruptColumn == null ? new byte[] {'"'}  // matches no name
             : corruptColumn.getBytes(StandardCharsets.UTF_8);
-        return new FastJson(names, types, corrupt, fields.length);
+        return new FastJson(names, types, corrupt, slots);
     }
 
     /** The row for {@code s}, or null when the plain case does not cover it (fall back). */
@@ -259,21 +267,12 @@ public final class FastJson implements Serializable {
      * does not cover the record. {@code schema} must pass {@link #covers}.
      */
     public static Column column(Column text, StructType schema, String corruptColumn) {
-        StructField[] fields = schema.fields();
-        byte[][] names = new byte[fields.length][];
-        byte[] types = new byte[fields.length];
         List<StructField> out = new ArrayList<>();
-        for (int f = 0; f < fields.length; f++) {
-            int code = code(fields[f].dataType());
-            if (code < 0) throw new IllegalArgumentException("not covered: " + fields[f]);
-            names[f] = fields[f].name().getBytes(StandardCharsets.UTF_8);
-            types[f] = (byte) code;
-            out.add(new StructField(fields[f].name(), fields[f].dataType(), true,
-                Metadata.empty()));
+        for (StructField f : schema.fields()) {
+            out.add(new StructField(f.name(), f.dataType(), true, Metadata.empty()));
         }
         out.add(new StructField(corruptColumn, DataTypes.StringType, true, Metadata.empty()));
-        FastJson parser = new FastJson(names, types,
-            corruptColumn.getBytes(StandardCharsets.UTF_8), fields.length + 1);
+        FastJson parser = build(schema, corruptColumn, out.size());
         Expression target = new Literal(parser, new ObjectType(FastJson.class));
         Expression child = ExpressionUtils.expression(text);
         Invoke call = new Invoke(target, "parse", new StructType(out.toArray(new StructField[0])),
